@@ -1,0 +1,26 @@
+"""mva: exact and approximate Mean Value Analysis of product-form queueing networks.
+
+Public API
+----------
+Descriptions: :class:`Network`, :class:`Station`.
+Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`.
+Bounds: :func:`asymptotic_bounds`, :func:`balanced_job_bounds`.
+Results: :class:`Result`.  Errors: :class:`ModelError`, :class:`SaturationError`,
+:class:`NumericalWarning`.  Files: :func:`load_network`.
+"""
+from .bounds import Bounds, asymptotic_bounds, balanced_job_bounds
+from .errors import ModelError, NumericalWarning, SaturationError
+from .exact import closed_throughput_curve, exact_mva
+from .files import load_network
+from .network import Network, Station
+from .result import Result
+from .solve import METHODS, register_method, solve
+
+register_method("exact", exact_mva)
+
+__all__ = [
+    "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva",
+    "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
+    "ModelError", "SaturationError", "NumericalWarning", "load_network",
+]
+__version__ = "0.1.0"

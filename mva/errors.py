@@ -1,0 +1,34 @@
+"""The one exception family of `mva` and the warning category for numerical trouble.
+
+Input is checked once, at the boundary (network construction, file loading, `solve`);
+numeric kernels assume valid input.  Every error names the offending field so the
+command line can print one line (``field: problem``) and exit with status 2.
+"""
+from __future__ import annotations
+
+__all__ = ["ModelError", "SaturationError", "NumericalWarning"]
+
+
+class ModelError(ValueError):
+    """Invalid model input.
+
+    Parameters
+    ----------
+    field : str
+        Dotted name of the offending input, e.g. ``"station[cpu].demand"``.
+    problem : str
+        What is wrong with it, in words a user can act on.
+    """
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+class SaturationError(ModelError):
+    """Open traffic saturates a station (utilisation >= 1): no steady state exists."""
+
+
+class NumericalWarning(RuntimeWarning):
+    """A result lost precision or did not converge; filter with ``warnings`` by category."""

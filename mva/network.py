@@ -1,0 +1,262 @@
+"""Immutable descriptions of a queueing network: stations, classes, populations.
+
+A :class:`Network` is validated once, at construction; solvers trust it.  Units are the
+user's, consistently: if demands are in seconds, throughputs come out per second.
+
+Station kinds
+-------------
+``queue``
+    One load-independent server (FCFS with class-independent demand, or PS/LCFS-PR with
+    any demands: the product-form cases of BCMP).
+``delay``
+    Infinite server (IS): no queueing, residence time equals demand.
+``multi``
+    ``servers`` identical servers; exact, as a load-dependent station with capacity
+    ``alpha(j) = min(j, servers)``.
+``ld``
+    Load-dependent (a flow-equivalent service centre, FESC): with ``j`` customers
+    present the station completes work at ``capacity[j-1]`` times the rate of one
+    customer alone, i.e. the service rate is ``alpha(j) / demand``.  Beyond the given
+    list the last value holds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .errors import ModelError
+
+__all__ = ["Station", "Network", "STATION_KINDS"]
+
+STATION_KINDS = ("queue", "delay", "multi", "ld")
+
+
+def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
+    try:
+        out = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise ModelError(where, f"{what} must be a list of numbers, got {values!r}") from None
+    for i, v in enumerate(out):
+        if math.isnan(v):
+            raise ModelError(where, f"{what}[{i}] is NaN")
+        if math.isinf(v):
+            raise ModelError(where, f"{what}[{i}] is infinite")
+        if v < 0:
+            raise ModelError(where, f"{what}[{i}] = {v:g} is negative")
+    return out
+
+
+def _as_sequence(values, where: str) -> Sequence:
+    if isinstance(values, (int, float, np.integer, np.floating)) and not isinstance(values, bool):
+        return (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ModelError(where, f"expected a list, got {values!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class Station:
+    """A service station.
+
+    Parameters
+    ----------
+    name : str
+        Unique, non-empty name.
+    kind : {"queue", "delay", "multi", "ld"}
+        See the module docstring.
+    demand : sequence of float, one per class
+        Service demand per interaction (visits x service time per visit), >= 0, in the
+        network's time unit (e.g. seconds).  A scalar is accepted for one class.
+    servers : int, default 1
+        Number of identical servers; ``kind="multi"`` only.
+    capacity : sequence of float, optional
+        Relative capacity ``alpha(1), alpha(2), ...`` (> 0); ``kind="ld"`` only.
+    """
+
+    name: str
+    kind: str
+    demand: tuple[float, ...]
+    servers: int = 1
+    capacity: tuple[float, ...] | None = None
+
+    def __post_init__(self):
+        where = f"station[{self.name}]"
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ModelError("station.name", f"must be a non-empty string, got {self.name!r}")
+        if self.kind not in STATION_KINDS:
+            raise ModelError(f"{where}.type",
+                             f"unknown station type {self.kind!r}; valid: {', '.join(STATION_KINDS)}")
+        demand = _finite_nonnegative(_as_sequence(self.demand, f"{where}.demand"),
+                                     f"{where}.demand", "demand")
+        object.__setattr__(self, "demand", demand)
+        if self.kind == "multi":
+            s = self.servers
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+                raise ModelError(f"{where}.servers", f"must be an integer >= 1, got {s!r}")
+            object.__setattr__(self, "servers", int(s))
+        elif self.servers != 1:
+            raise ModelError(f"{where}.servers", f"only a 'multi' station has servers (type is {self.kind!r})")
+        if self.kind == "ld":
+            if self.capacity is None:
+                raise ModelError(f"{where}.capacity", "an 'ld' station needs a capacity list alpha(1), alpha(2), ...")
+            cap = _finite_nonnegative(_as_sequence(self.capacity, f"{where}.capacity"),
+                                      f"{where}.capacity", "capacity")
+            if len(cap) == 0:
+                raise ModelError(f"{where}.capacity", "is empty")
+            for i, c in enumerate(cap):
+                if c == 0:
+                    raise ModelError(f"{where}.capacity", f"capacity[{i}] is zero: the station would never serve")
+            object.__setattr__(self, "capacity", cap)
+        elif self.capacity is not None:
+            raise ModelError(f"{where}.capacity", f"only an 'ld' station has a capacity list (type is {self.kind!r})")
+
+    def capacity_function(self) -> np.ndarray | None:
+        """``alpha(1..J)`` with ``alpha(j) = alpha(J)`` for ``j > J``; ``None`` for a delay.
+
+        A queue is ``[1.0]``; ``m`` servers are ``[1, 2, ..., m]``.
+        """
+        if self.kind == "delay":
+            return None
+        if self.kind == "queue":
+            return np.ones(1)
+        if self.kind == "multi":
+            return np.arange(1.0, self.servers + 1.0)
+        cap = np.asarray(self.capacity, dtype=float)
+        # Trailing repeats of the last value change nothing but cost work: drop them.
+        last = len(cap)
+        while last > 1 and cap[last - 2] == cap[-1]:
+            last -= 1
+        return cap[:last].copy()
+
+
+@dataclass(frozen=True)
+class Network:
+    """A product-form queueing network with closed and/or open classes.
+
+    Parameters
+    ----------
+    stations : sequence of Station
+        At least one.  Each station's ``demand`` has one entry per class.
+    classes : sequence of str, optional
+        Class names; default ``("class1", ...)`` sized from the demands.
+    population : sequence of int, optional
+        Customers of each closed class (integers >= 0; 0 for an open class).
+    think_time : sequence of float, optional
+        Mean think time Z at the terminals, per class (>= 0; default 0).  Closed classes
+        only.
+    arrival_rate : sequence of float, optional
+        Poisson arrival rate lambda per class (> 0 makes the class open; default 0).
+    name : str, optional
+        A label for reports.
+    """
+
+    stations: tuple[Station, ...]
+    classes: tuple[str, ...] | None = None
+    population: tuple[int, ...] | None = None
+    think_time: tuple[float, ...] | None = None
+    arrival_rate: tuple[float, ...] | None = None
+    name: str = ""
+    # Cached arrays, derived once at construction.
+    demands: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        stations = tuple(self.stations) if self.stations is not None else ()
+        if len(stations) == 0:
+            raise ModelError("station", "the network has no stations")
+        for s in stations:
+            if not isinstance(s, Station):
+                raise ModelError("station", f"expected Station objects, got {type(s).__name__}")
+        names = [s.name for s in stations]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelError("station.name", f"duplicate station name(s): {', '.join(sorted(dup))}")
+        n_classes = len(stations[0].demand)
+        if self.classes is not None:
+            classes = tuple(_as_sequence(self.classes, "network.classes"))
+            if not all(isinstance(c, str) and c for c in classes):
+                raise ModelError("network.classes", f"class names must be non-empty strings, got {list(classes)!r}")
+            if len(set(classes)) != len(classes):
+                raise ModelError("network.classes", "duplicate class names")
+            n_classes = len(classes)
+        else:
+            classes = tuple(f"class{i + 1}" for i in range(n_classes))
+        if n_classes == 0:
+            raise ModelError("network.classes", "the network has no classes")
+        for s in stations:
+            if len(s.demand) != n_classes:
+                raise ModelError(f"station[{s.name}].demand",
+                                 f"has {len(s.demand)} entries, expected {n_classes} (one per class)")
+
+        population = self._per_class(self.population, "network.population", n_classes, 0)
+        pop_int = []
+        for i, p in enumerate(population):
+            if isinstance(p, bool) or (isinstance(p, float) and not p.is_integer()) \
+                    or not isinstance(p, (int, float, np.integer, np.floating)) or \
+                    (isinstance(p, float) and not math.isfinite(p)):
+                raise ModelError("network.population", f"population[{i}] = {p!r} is not an integer")
+            if p < 0:
+                raise ModelError("network.population", f"population[{i}] = {p!r} is negative")
+            pop_int.append(int(p))
+        think = _finite_nonnegative(self._per_class(self.think_time, "network.think_time", n_classes, 0.0),
+                                    "network.think_time", "think_time")
+        rate = _finite_nonnegative(self._per_class(self.arrival_rate, "network.arrival_rate", n_classes, 0.0),
+                                   "network.arrival_rate", "arrival_rate")
+        for c in range(n_classes):
+            if rate[c] > 0 and pop_int[c] > 0:
+                raise ModelError("network.population",
+                                 f"class {classes[c]!r} has both a population ({pop_int[c]}) and an arrival rate "
+                                 f"({rate[c]:g}): a class is open (arrival_rate > 0, population 0) or closed")
+            if rate[c] > 0 and think[c] > 0:
+                raise ModelError("network.think_time",
+                                 f"open class {classes[c]!r} has a think time; think time applies to closed classes")
+
+        demands = np.array([s.demand for s in stations], dtype=float).reshape(len(stations), n_classes)
+        demands.setflags(write=False)
+        for c in range(n_classes):
+            if pop_int[c] > 0 and think[c] == 0 and demands[:, c].sum() == 0:
+                raise ModelError("network.population",
+                                 f"closed class {classes[c]!r} has zero total demand and zero think time: "
+                                 "its throughput would be infinite")
+        object.__setattr__(self, "stations", stations)
+        object.__setattr__(self, "classes", classes)
+        object.__setattr__(self, "population", tuple(pop_int))
+        object.__setattr__(self, "think_time", think)
+        object.__setattr__(self, "arrival_rate", rate)
+        object.__setattr__(self, "demands", demands)
+
+    @staticmethod
+    def _per_class(values, where, n_classes, default):
+        if values is None:
+            return (default,) * n_classes
+        seq = _as_sequence(values, where)
+        if len(seq) != n_classes:
+            raise ModelError(where, f"has {len(seq)} entries, expected {n_classes} (one per class)")
+        return tuple(seq)
+
+    # -- derived views ------------------------------------------------------------------
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_stations(self) -> int:
+        return len(self.stations)
+
+    @property
+    def is_open(self) -> np.ndarray:
+        """Boolean mask of open classes (arrival rate > 0)."""
+        return np.asarray(self.arrival_rate) > 0
+
+    @property
+    def station_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.stations)
+
+    def replace(self, **changes) -> "Network":
+        """A copy with some fields changed (validated again)."""
+        kwargs = dict(stations=self.stations, classes=self.classes, population=self.population,
+                      think_time=self.think_time, arrival_rate=self.arrival_rate, name=self.name)
+        kwargs.update(changes)
+        return Network(**kwargs)

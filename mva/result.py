@@ -1,0 +1,110 @@
+"""The one result type returned by every solver."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Result"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """Steady-state measures of a network.
+
+    Arrays are per class (shape ``(C,)``) or per station and class (shape ``(M, C)``), in
+    the order of ``classes`` and ``stations``; time in the network's unit.
+
+    Attributes
+    ----------
+    method : str
+        Solver that produced the result.
+    classes, stations : tuple of str
+        Names, in array order.
+    throughput : ndarray (C,)
+        Interactions completed per time unit, per class (an open class: its arrival rate).
+    response_time : ndarray (C,)
+        System response time per interaction, per class (sum of residence times; the
+        terminals' think time is not included).
+    residence_time : ndarray (M, C)
+        Time per interaction spent at each station (all visits, queueing included).
+    queue_length : ndarray (M, C)
+        Mean number of customers at each station (waiting and in service).
+    utilization : ndarray (M, C)
+        ``queue``/``delay``: X D; ``multi``: X D / m (busy fraction of one server);
+        ``ld``: the class's share (in proportion to X D) of the busy probability 1 - P(0).
+    converged : bool
+        False when an iterative method stopped before its tolerance was met.
+    iterations : int
+        Iterations used (0 for direct methods).
+    solve_seconds : float
+        Wall time of the solve alone.
+    message : str
+        Anything the user should know about how the result was obtained.
+    """
+
+    method: str
+    classes: tuple[str, ...]
+    stations: tuple[str, ...]
+    throughput: np.ndarray
+    response_time: np.ndarray
+    residence_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    converged: bool = True
+    iterations: int = 0
+    solve_seconds: float = 0.0
+    message: str = ""
+    extras: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def system_throughput(self) -> float:
+        """Total throughput over all classes."""
+        return float(np.sum(self.throughput))
+
+    @property
+    def system_response_time(self) -> float:
+        """Throughput-weighted mean response time over classes (0 if nothing flows)."""
+        x = np.asarray(self.throughput)
+        total = x.sum()
+        return float((x * self.response_time).sum() / total) if total > 0 else 0.0
+
+    def station_utilization(self) -> np.ndarray:
+        """Total utilisation of each station (sum over classes), shape ``(M,)``."""
+        return np.asarray(self.utilization).sum(axis=1)
+
+    def to_frame(self):
+        """Long-form pandas DataFrame: one row per (station, class)."""
+        import pandas as pd
+
+        rows = []
+        for k, station in enumerate(self.stations):
+            for c, cls in enumerate(self.classes):
+                rows.append({
+                    "station": station, "class": cls,
+                    "throughput": float(self.throughput[c]),
+                    "residence_time": float(self.residence_time[k, c]),
+                    "queue_length": float(self.queue_length[k, c]),
+                    "utilization": float(self.utilization[k, c]),
+                })
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready dictionary (the keys of ``mva solve --format json``)."""
+        return {
+            "method": self.method,
+            "classes": list(self.classes),
+            "throughput": [float(v) for v in self.throughput],
+            "response_time": [float(v) for v in self.response_time],
+            "stations": [
+                {"name": name,
+                 "utilization": [float(v) for v in self.utilization[k]],
+                 "queue_length": [float(v) for v in self.queue_length[k]],
+                 "residence_time": [float(v) for v in self.residence_time[k]]}
+                for k, name in enumerate(self.stations)
+            ],
+            "converged": bool(self.converged),
+            "iterations": int(self.iterations),
+            "solve_seconds": float(self.solve_seconds),
+            "message": self.message,
+        }

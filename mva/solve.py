@@ -1,0 +1,57 @@
+"""One calling convention for every solver: ``solve(network, method=..., **options)``.
+
+Methods register themselves in :data:`METHODS` with the options they accept; an unknown
+method or option is an error that lists the valid ones (nothing is silently dropped).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from .errors import ModelError
+from .network import Network
+from .result import Result
+
+__all__ = ["solve", "register_method", "METHODS"]
+
+#: name -> solver function ``f(network, **options) -> Result``
+METHODS: dict[str, Callable[..., Result]] = {}
+
+
+def register_method(name: str, func: Callable[..., Result]) -> None:
+    """Make ``func(network, **options)`` available as ``solve(network, method=name)``."""
+    METHODS[name] = func
+
+
+def _options_of(func) -> list[str]:
+    params = list(inspect.signature(func).parameters.values())[1:]
+    return [p.name for p in params]
+
+
+def solve(network: Network, method: str = "exact", **options) -> Result:
+    """Solve ``network`` with ``method`` (see :data:`METHODS`).
+
+    Parameters
+    ----------
+    network : Network
+    method : str, default "exact"
+    **options
+        Options of the method (e.g. ``tol``, ``max_iter`` for iterative methods).
+
+    Raises
+    ------
+    ModelError
+        Unknown method or option, or invalid input.
+    """
+    if not isinstance(network, Network):
+        raise ModelError("network", f"expected a Network, got {type(network).__name__}")
+    try:
+        func = METHODS[method]
+    except KeyError:
+        raise ModelError("method", f"unknown method {method!r}; valid: {', '.join(sorted(METHODS))}") from None
+    valid = _options_of(func)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ModelError("options", f"method {method!r} has no option(s) {', '.join(unknown)}; "
+                                    f"valid: {', '.join(valid) if valid else 'none'}")
+    return func(network, **options)
