@@ -128,9 +128,11 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
                 for j in range(1, tk):
                     acc = 0.0
                     for c in range(C):
-                        if n_vec[c] > 0:
+                        # A class with no demand here adds nothing (and may have X = inf
+                        # inside a complement network, where inf * 0 would give NaN).
+                        if n_vec[c] > 0 and demand[k, c] > 0.0:
                             acc += throughput[idx, c] * demand[k, c] * p_prev[pred[c], k, j - 1]
-                    p_cur[local, k, j] = acc * inv_cap[k, j - 1] if j <= cap_len[k] else acc * inv_cap[k, cap_len[k] - 1]
+                    p_cur[local, k, j] = acc * inv_cap[k, j - 1]
                 # p(0 | n) from the complement network; 0 if some class cannot leave k.
                 row = comp_index[k]
                 p0 = -1.0

@@ -3,8 +3,8 @@
 Asymptotic bounds (ABA): Muntz & Wong (1974); Denning & Buzen, "The operational analysis
 of queueing network models", Computing Surveys 10(3), 1978.  Balanced job bounds (BJB):
 Zahorjan, Sevcik, Eager & Galler, "Balanced job bound analysis of queueing networks",
-CACM 25(2):134-141, 1982; with think time as in Jain, *The Art of Computer Systems
-Performance Analysis*, 1991, Box 34.2.  Delay stations add their demand to the think time
+CACM 25(2):134-141, 1982; with think time as in Lazowska, Zahorjan, Graham & Sevcik,
+*Quantitative System Performance*, 1984, Table 5.3.  Delay stations add their demand to the think time
 (Lazowska et al., *Quantitative System Performance*, 1984, sec. 5.3).
 """
 from __future__ import annotations
@@ -42,11 +42,13 @@ def _single_closed(network: Network):
 def asymptotic_bounds(network: Network) -> Bounds:
     """Asymptotic bounds on X(N) and R(N) for a closed single-class network.
 
-    ``max(D, N Dmax' - Z) <= R(N) <= sum_k D_k N / min_j alpha_k(j)`` and
-    ``N / (N D'' + Z) <= X(N) <= min(N / (D + Z), 1 / Dmax')`` where, for load-dependent
-    and multi-server stations, ``Dmax'`` uses the largest capacity (``D_k / max alpha_k``)
-    and ``D''`` the smallest (a customer never waits behind more than N - 1 others, each
-    served at rate at least ``min alpha_k / D_k``).  Delay stations count in ``D`` only.
+    ``N / (R_max + Z) <= X(N) <= min(N / (R_min + Z), 1 / Dmax')`` and
+    ``N / X_upper - Z <= R(N) <= R_max``, where ``Dmax' = max_k D_k / max_j alpha_k(j)``
+    (the bottleneck at full capacity), ``R_min = sum_k D_k / max_j (alpha_k(j) / j)`` (a
+    customer is never served faster than its best share of the station) and
+    ``R_max = sum_k N D_k / min_j alpha_k(j)`` (never slower than behind N - 1 others at
+    the lowest capacity).  For queue stations these are the classical
+    ``max(D, N Dmax - Z) <= R(N) <= N D``; delay stations count D_k in both.
 
     Parameters
     ----------
@@ -56,20 +58,23 @@ def asymptotic_bounds(network: Network) -> Bounds:
     n, z = _single_closed(network)
     d = network.demands[:, 0]
     queueing_bottleneck = 0.0
+    best_residence = 0.0
     worst_residence = 0.0
     for k, station in enumerate(network.stations):
         cap = station.capacity_function()
         if cap is None:
+            best_residence += d[k]
             worst_residence += d[k]
             continue
+        per_customer = cap / np.arange(1, len(cap) + 1)  # alpha(j)/j falls beyond the list
+        best_residence += d[k] / per_customer.max()
         queueing_bottleneck = max(queueing_bottleneck, d[k] / cap.max())
         worst_residence += n * d[k] / cap.min()
-    total = float(d.sum())
-    x_upper = n / (total + z)
+    x_upper = n / (best_residence + z)
     if queueing_bottleneck > 0:
         x_upper = min(x_upper, 1.0 / queueing_bottleneck)
     x_lower = n / (worst_residence + z)
-    return Bounds(x_lower, x_upper, max(total, n / x_upper - z), worst_residence, "asymptotic")
+    return Bounds(x_lower, x_upper, n / x_upper - z, worst_residence, "asymptotic")
 
 
 def balanced_job_bounds(network: Network) -> Bounds:
@@ -79,7 +84,12 @@ def balanced_job_bounds(network: Network) -> Bounds:
     stations, and Z the think time plus delay-station demand::
 
         N / (D + Z + (N-1) Dmax / (1 + Z/(N D)))  <=  X(N)
-        X(N)  <=  min(1/Dmax, N / (D + Z + (N-1) Davg / (1 + Z/(N D))))
+        X(N)  <=  min(1/Dmax, N / (D + Z + (N-1) Davg / (1 + Z/D)))
+
+    The optimistic bound follows from the balanced network's MVA step
+    ``R(n) = D + Davg (n - 1 - Z X(n-1))`` with ``X(n-1) <= (n-1)/(D + Z)``; note the
+    factor is ``1 + Z/D`` there and ``1 + Z/(N D)`` in the pessimistic bound (Lazowska et
+    al. 1984, Table 5.3).
 
     Parameters
     ----------
@@ -105,7 +115,6 @@ def balanced_job_bounds(network: Network) -> Bounds:
         return Bounds(x, x, 0.0, 0.0, "balanced-job")
     d_max = float(queues.max())
     d_avg = total / len(queues)
-    shrink = 1.0 + z / (n * total)
-    x_lower = n / (total + z + (n - 1) * d_max / shrink)
-    x_upper = min(1.0 / d_max, n / (total + z + (n - 1) * d_avg / shrink))
+    x_lower = n / (total + z + (n - 1) * d_max / (1.0 + z / (n * total)))
+    x_upper = min(1.0 / d_max, n / (total + z + (n - 1) * d_avg / (1.0 + z / total)))
     return Bounds(x_lower, x_upper, n / x_upper - z, n / x_lower - z, "balanced-job")

@@ -38,10 +38,8 @@ def _compositions(total, parts):
             yield (first,) + rest
 
 
-def _station_weight(kind, servers, capacity, demands, counts, open_load=0.0, open_terms=400):
-    """Product-form factor of one station holding ``counts`` closed customers per class.
-
-    With open load a, open customers are summed out by a truncated series."""
+def _station_weight_and_open_mean(kind, servers, capacity, demands, counts, open_load, open_terms=400):
+    """Weight of the station and E[open customers there | these closed customers]."""
     n = sum(counts)
     w = 1.0
     for d, m in zip(demands, counts):
@@ -49,12 +47,13 @@ def _station_weight(kind, servers, capacity, demands, counts, open_load=0.0, ope
             w *= d ** m / math.factorial(m)
     if open_load == 0.0:
         if kind == "delay":
-            return w
+            return w, 0.0
         w *= math.factorial(n)
         for i in range(1, n + 1):
             w /= capacity_value(kind, servers, capacity, i)
-        return w
+        return w, 0.0
     total = 0.0
+    first = 0.0
     prod = 1.0
     for i in range(1, n + 1):
         prod *= capacity_value(kind, servers, capacity, i)
@@ -65,9 +64,10 @@ def _station_weight(kind, servers, capacity, demands, counts, open_load=0.0, ope
         if kind == "delay":
             term = open_load ** o / math.factorial(o)
         total += term
+        first += o * term
         if o > 20 and term < 1e-18 * total:
             break
-    return w * total
+    return w * total, first / total
 
 
 def _normaliser(stations, population, think, open_loads):
@@ -78,6 +78,7 @@ def _normaliser(stations, population, think, open_loads):
     G = 0.0
     moments = np.zeros((M, len(population)))
     busy = np.zeros(M)
+    open_mean = np.zeros(M)
     for combo in itertools.product(*per_class):
         weight = 1.0
         for c, placement in enumerate(combo):
@@ -89,10 +90,13 @@ def _normaliser(stations, population, think, open_loads):
             weight *= z ** m / math.factorial(m)
         if weight == 0.0:
             continue
+        means = np.zeros(M)
         for k, (kind, servers, cap, dem) in enumerate(stations):
             counts = [combo[c][k] for c in range(len(population))]
-            weight *= _station_weight(kind, servers, cap, dem, counts, open_loads[k])
+            w_k, means[k] = _station_weight_and_open_mean(kind, servers, cap, dem, counts, open_loads[k])
+            weight *= w_k
         G += weight
+        open_mean += weight * means
         for k in range(M):
             tot = 0
             for c in range(len(population)):
@@ -100,7 +104,7 @@ def _normaliser(stations, population, think, open_loads):
                 tot += combo[c][k]
             if tot:
                 busy[k] += weight
-    return G, moments, busy
+    return G, moments, busy, open_mean
 
 
 def enumerate_closed(stations, population, think, open_loads=None):
@@ -109,12 +113,13 @@ def enumerate_closed(stations, population, think, open_loads=None):
     ``stations`` is a list of ``(kind, servers, capacity, demands_per_class)``; open loads
     (sum of lambda D of open classes, per station) are summed out when given.
 
-    Returns ``throughput (C,), queue (M, C), p_busy (M,)`` where ``p_busy`` is the
-    probability that the station holds at least one closed customer.
+    Returns ``throughput (C,), queue (M, C), p_busy (M,), open_queue (M,)`` where
+    ``p_busy`` is the probability that the station holds at least one closed customer and
+    ``open_queue`` the mean number of open customers at each station.
     """
     M = len(stations)
     open_loads = open_loads if open_loads is not None else [0.0] * M
-    G, moments, busy = _normaliser(stations, population, think, open_loads)
+    G, moments, busy, open_mean = _normaliser(stations, population, think, open_loads)
     C = len(population)
     throughput = np.zeros(C)
     for c in range(C):
@@ -122,9 +127,9 @@ def enumerate_closed(stations, population, think, open_loads=None):
             continue
         reduced = list(population)
         reduced[c] -= 1
-        G_minus, _, _ = _normaliser(stations, reduced, think, open_loads)
+        G_minus = _normaliser(stations, reduced, think, open_loads)[0]
         throughput[c] = G_minus / G
-    return throughput, moments / G, busy / G
+    return throughput, moments / G, busy / G, open_mean / G
 
 
 def _log_station_function(kind, servers, capacity, demand, N):
