@@ -173,14 +173,19 @@ class Network:
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ModelError("station.name", f"duplicate station name(s): {', '.join(sorted(dup))}")
-        n_classes = len(stations[0].demand)
+        # The class count comes from the most explicit source given.
+        n_classes, source = len(stations[0].demand), f"station[{stations[0].name}].demand"
+        for values, where in ((self.arrival_rate, "network.arrival_rate"),
+                              (self.population, "network.population")):
+            if values is not None and hasattr(_as_sequence(values, where), "__len__"):
+                n_classes, source = len(_as_sequence(values, where)), where
         if self.classes is not None:
             classes = tuple(_as_sequence(self.classes, "network.classes"))
             if not all(isinstance(c, str) and c for c in classes):
                 raise ModelError("network.classes", f"class names must be non-empty strings, got {list(classes)!r}")
             if len(set(classes)) != len(classes):
                 raise ModelError("network.classes", "duplicate class names")
-            n_classes = len(classes)
+            n_classes, source = len(classes), "network.classes"
         else:
             classes = tuple(f"class{i + 1}" for i in range(n_classes))
         if n_classes == 0:
@@ -188,7 +193,8 @@ class Network:
         for s in stations:
             if len(s.demand) != n_classes:
                 raise ModelError(f"station[{s.name}].demand",
-                                 f"has {len(s.demand)} entries, expected {n_classes} (one per class)")
+                                 f"has {len(s.demand)} entries, expected {n_classes} (one per class, "
+                                 f"as in {source})")
 
         population = self._per_class(self.population, "network.population", n_classes, 0)
         pop_int = []

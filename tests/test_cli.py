@@ -1,0 +1,64 @@
+"""`mva solve`: formats, several files, output files."""
+import csv
+import io
+import json
+import os
+
+import pytest
+
+from mva import load_network, solve
+from mva.cli import main
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "data", "examples")
+TOML = os.path.join(EXAMPLES, "two-class.toml")
+JSON = os.path.join(EXAMPLES, "mixed.json")
+
+
+def test_json_has_the_documented_keys_and_matches_the_api(capsys):
+    assert main(["solve", TOML, "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for key in ("method", "classes", "throughput", "response_time", "stations", "solve_seconds", "file"):
+        assert key in record
+    assert record["method"] == "exact" and record["classes"] == ["oltp", "batch"]
+    station = record["stations"][0]
+    assert set(station) >= {"name", "utilization", "queue_length", "residence_time"}
+    expected = solve(load_network(TOML))
+    assert record["throughput"] == pytest.approx(list(expected.throughput), rel=1e-15)
+    assert 0 < record["solve_seconds"] < 1.0
+
+
+def test_several_files_give_json_lines(capsys):
+    assert main(["solve", TOML, JSON, "--format", "json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [json.loads(line)["file"] for line in lines] == [TOML, JSON]
+
+
+def test_csv_is_long_form_with_one_header(capsys):
+    assert main(["solve", TOML, JSON, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 3 * 2 + 3 * 2
+    assert rows[0]["file"] == TOML and rows[0]["station"] == "cpu"
+
+
+def test_table_names_every_station(capsys):
+    assert main(["solve", TOML]) == 0
+    out = capsys.readouterr().out
+    for name in ("cpu", "cpus", "cpu-fesc", "oltp", "batch", "throughput"):
+        assert name in out
+
+
+def test_output_file_is_never_overwritten_without_force(tmp_path, capsys):
+    target = tmp_path / "out.json"
+    target.write_text("precious")
+    assert main(["solve", TOML, "--format", "json", "-o", str(target)]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert target.read_text() == "precious"
+    assert main(["solve", TOML, "--format", "json", "-o", str(target), "--force"]) == 0
+    assert json.loads(target.read_text())["method"] == "exact"
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert main([]) == 2
