@@ -26,6 +26,7 @@ classes are summed out exactly, see :mod:`mva.open`.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -40,40 +41,20 @@ __all__ = ["exact_mva", "closed_throughput_curve", "MAX_LATTICE_POINTS"]
 
 #: Largest population lattice (prod of N_c + 1) the exact solver will attempt.
 MAX_LATTICE_POINTS = 20_000_000
+#: Largest working memory (bytes) the exact solver will allocate for one lattice pass.
+MAX_LATTICE_BYTES = 4 * 2**30
 
 
-class _Lattice:
-    """Population vectors 0 <= n <= N in mixed radix, grouped by total population."""
-
-    def __init__(self, population: np.ndarray):
-        radix = population + 1
-        size = int(np.prod(radix.astype(float)))
-        if size > MAX_LATTICE_POINTS:
-            raise ModelError("network.population",
-                             f"the exact solver would visit {size:.3g} population vectors (limit "
-                             f"{MAX_LATTICE_POINTS:.3g}); use an approximate method")
-        self.strides = np.ones(len(population), dtype=np.int64)
-        for c in range(1, len(population)):
-            self.strides[c] = self.strides[c - 1] * radix[c - 1]
-        if len(population) == 1:
-            levels = np.arange(size, dtype=np.int64)
-            self.order = levels.copy()
-            self.slot = np.zeros(size, dtype=np.int64)
-        else:
-            grid = np.indices(radix).reshape(len(population), -1)  # C-order: last axis fastest
-            index = (grid * self.strides[:, None]).sum(axis=0)
-            levels_by_row = grid.sum(axis=0)
-            levels = np.empty(size, dtype=np.int64)
-            levels[index] = levels_by_row
-            self.order = np.argsort(levels, kind="stable").astype(np.int64)
-            counts = np.bincount(levels, minlength=int(population.sum()) + 1)
-            starts = np.concatenate(([0], np.cumsum(counts)))
-            self.slot = np.empty(size, dtype=np.int64)
-            self.slot[self.order] = np.arange(size) - starts[levels[self.order]]
-        total = int(population.sum())
-        counts = np.bincount(levels, minlength=total + 1)
-        self.level_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.size = size
+def _lattice_size(population, n_stations, n_tracked) -> int:
+    """Lattice points of the exact solve; refuses what would not fit in memory."""
+    size = math.prod(int(n) + 1 for n in population)
+    bytes_needed = 8.0 * size * (n_stations + n_tracked + 2 * len(population))
+    if size > MAX_LATTICE_POINTS or bytes_needed > MAX_LATTICE_BYTES:
+        raise ModelError("network.population",
+                         f"the exact solver would visit {size:.3g} population vectors "
+                         f"({bytes_needed / 2**30:.3g} GiB; limits {MAX_LATTICE_POINTS:.3g} vectors, "
+                         f"{MAX_LATTICE_BYTES / 2**30:.3g} GiB); use an approximate method")
+    return size
 
 
 def _pack_capacities(capacities):
@@ -90,41 +71,75 @@ def _pack_capacities(capacities):
     return is_delay, table, cap_len
 
 
-def _closed_lattice(demand, capacities, tracked, think, population):
+def _closed_lattice(demand, is_delay, table, cap_len, tracked, think, population, force_lattice=False):
     """Solve a closed network on its whole population lattice.
 
-    ``capacities[k]`` is None (delay) or alpha_k(1..J); ``tracked[k]`` the number of
-    marginals to carry.  Returns (lattice, throughput (L, C), residence (M, C),
-    queue (M,), marginal (M, T)) for the full population.
+    Stations are given packed (see :func:`_pack_capacities`); ``tracked[k]`` is the number
+    of marginals to carry; ``force_lattice`` skips the single-class kernel (for tests).
+    Returns (throughput (L, C), residence (M, C), queue (M,), marginal (M, T)) for the
+    full population; the lattice index is mixed radix with class 0 fastest.
     """
-    population = np.asarray(population, dtype=np.int64)
-    lattice = _Lattice(population)
-    think = np.asarray(think, dtype=float)
+    size = _lattice_size(population, len(cap_len), int(tracked.sum()))
+    n_classes = len(population)
+    kernel = _kernels.single_class_mva if n_classes == 1 and not force_lattice else _kernels.closed_lattice_mva
     cache = {}
 
     def run(keep):
         if keep in cache:
             return cache[keep]
-        keep_list = list(keep)
-        sub_caps = [capacities[k] for k in keep_list]
-        is_delay, table, cap_len = _pack_capacities(sub_caps)
-        sub_tracked = np.array([tracked[k] for k in keep_list], dtype=np.int64)
-        needs = [i for i, k in enumerate(keep_list) if tracked[k] > 0]
-        comp_index = -np.ones(len(keep_list), dtype=np.int64)
-        comp = np.empty((max(len(needs), 1), lattice.size if needs else 1, len(population)))
+        rows = np.array(keep, dtype=np.int64)
+        needs = [i for i, k in enumerate(keep) if tracked[k] > 0]
+        comp_index = np.full(len(keep), -1, dtype=np.int64)
+        comp = np.empty((len(needs), size, n_classes)) if needs else _NO_COMPLEMENT
         for row, i in enumerate(needs):
             comp_index[i] = row
-            comp[row] = run(tuple(k for k in keep_list if k != keep_list[i]))[0]
-        out = _kernels.closed_lattice_mva(
-            np.ascontiguousarray(demand[keep_list]).reshape(len(keep_list), len(population)),
-            is_delay, table, cap_len, sub_tracked, think, population,
-            lattice.strides, lattice.order, lattice.level_start, lattice.slot,
-            comp_index, comp)
+            comp[row] = run(keep[:i] + keep[i + 1:])[0]
+        if len(keep) == len(cap_len):  # the whole network: no copies
+            out = kernel(demand, is_delay, table, cap_len, tracked, think, population, comp_index, comp)
+        else:
+            out = kernel(demand[rows], is_delay[rows], table[rows], cap_len[rows], tracked[rows],
+                         think, population, comp_index, comp)
         cache[keep] = out
         return out
 
-    throughput, residence, queue, marginal = run(tuple(range(len(capacities))))
-    return lattice, throughput, residence, queue, marginal
+    return run(tuple(range(len(cap_len))))
+
+
+_NO_COMPLEMENT = np.empty((1, 1, 1))
+
+
+class _Plan:
+    """Everything :func:`exact_mva` derives from a network before the recursion; built
+    once per (immutable) network and cached on it."""
+
+    def __init__(self, network: Network):
+        demand = network.demands
+        M, _ = demand.shape
+        self.capacities = [s.capacity_function() for s in network.stations]
+        self.open_mask = network.is_open
+        self.rate = np.asarray(network.arrival_rate, dtype=float)
+        self.open_classes = np.flatnonzero(self.open_mask)
+        self.open_load = demand[:, self.open_mask] @ self.rate[self.open_mask] if len(self.open_classes) \
+            else np.zeros(M)
+        _check_open_saturation(network, self.capacities, self.open_load)
+        self.effects = [None if cap is None or self.open_load[k] == 0 else
+                        open_load_effect(cap, float(self.open_load[k]))
+                        for k, cap in enumerate(self.capacities)]
+        closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects)]
+        self.closed = np.flatnonzero(~self.open_mask)
+        self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
+        self.think = np.asarray(network.think_time, dtype=float)[self.closed]
+        self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
+        self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
+        self.tracked = np.array([0 if cap is None else len(cap) - 1 for cap in self.capacities],
+                                dtype=np.int64)
+
+    @classmethod
+    def of(cls, network: Network) -> "_Plan":
+        plan = network._derived.get("exact_plan")
+        if plan is None:
+            plan = network._derived["exact_plan"] = cls(network)
+        return plan
 
 
 def _check_open_saturation(network: Network, capacities, open_load):
@@ -183,55 +198,44 @@ def exact_mva(network: Network) -> Result:
     """
     _warm_up()
     start = time.perf_counter()
+    plan = _Plan.of(network)
     demand = network.demands
     M, C = demand.shape
-    capacities = [s.capacity_function() for s in network.stations]
-    open_mask = network.is_open
-    rate = np.asarray(network.arrival_rate)
-    open_load = demand[:, open_mask] @ rate[open_mask] if open_mask.any() else np.zeros(M)
-    _check_open_saturation(network, capacities, open_load)
-
-    effects = [None if cap is None else open_load_effect(cap, float(open_load[k]))
-               for k, cap in enumerate(capacities)]
-    closed_caps = [None if e is None else e.capacity for e in effects]
-
-    closed = np.flatnonzero(~open_mask)
-    population = np.asarray(network.population, dtype=np.int64)[closed]
     throughput = np.zeros(C)
     residence = np.zeros((M, C))
     queue = np.zeros((M, C))
-    tracked = [0 if cap is None else len(cap) - 1 for cap in capacities]
     closed_total_queue = np.zeros(M)
-    marginal = np.zeros((M, max(max(tracked), 1)))
+    marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
     marginal[:, 0] = 1.0
-    if len(closed) and population.sum() > 0:
-        lattice, x_lattice, r_closed, q_closed, marginal = _closed_lattice(
-            demand[:, closed], closed_caps, tracked,
-            np.asarray(network.think_time)[closed], population)
+    if plan.population.sum() > 0:
+        x_lattice, r_closed, q_closed, marginal = _closed_lattice(
+            plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked,
+            plan.think, plan.population)
         x_closed = x_lattice[-1]
-        throughput[closed] = x_closed
-        residence[:, closed] = r_closed
-        queue[:, closed] = r_closed * x_closed
+        if len(plan.open_classes):
+            throughput[plan.closed] = x_closed
+            residence[:, plan.closed] = r_closed
+            queue[:, plan.closed] = r_closed * x_closed
+        else:
+            throughput, residence, queue = x_closed.copy(), r_closed, r_closed * x_closed
         closed_total_queue = q_closed
 
     # Open classes: response from the closed customers they meet (module mva.open).
-    for c in np.flatnonzero(open_mask):
+    rate = plan.rate
+    for c in plan.open_classes:
         throughput[c] = rate[c]
-    if open_mask.any():
-        for k, station in enumerate(network.stations):
-            a = open_load[k]
+        for k in range(M):
+            a = plan.open_load[k]
             if a == 0:
                 continue
-            if capacities[k] is None:
+            if plan.capacities[k] is None:
                 open_queue = a
             else:
-                open_queue = effects[k].open_queue_length(closed_total_queue[k], marginal[k])
-            for c in np.flatnonzero(open_mask):
-                share = rate[c] * demand[k, c] / a
-                queue[k, c] = open_queue * share
-                residence[k, c] = queue[k, c] / rate[c]
+                open_queue = plan.effects[k].open_queue_length(closed_total_queue[k], marginal[k])
+            queue[k, c] = open_queue * rate[c] * demand[k, c] / a
+            residence[k, c] = queue[k, c] / rate[c]
 
-    utilization = _utilization(network, capacities, effects, throughput, marginal)
+    utilization = _utilization(network, plan, throughput, marginal)
     response = residence.sum(axis=0)
     return Result(method="exact", classes=network.classes, stations=network.station_names,
                   throughput=throughput, response_time=response, residence_time=residence,
@@ -239,18 +243,26 @@ def exact_mva(network: Network) -> Result:
                   solve_seconds=time.perf_counter() - start)
 
 
+_WARM = False
+
+
 def _warm_up():
-    """Load the compiled kernel (numba cache) before any timing: that is start-up cost."""
-    if not _kernels.closed_lattice_mva.signatures:
-        _closed_lattice(np.ones((1, 1)), [np.ones(1)], [0], np.zeros(1), np.ones(1, dtype=np.int64))
+    """Load the compiled kernels (numba cache) before any timing: that is start-up cost."""
+    global _WARM
+    if not _WARM:
+        one = np.ones(1, dtype=np.int64)
+        for force in (False, True):
+            _closed_lattice(np.ones((1, 1)), np.zeros(1, np.bool_), np.ones((1, 1)), one,
+                            np.zeros(1, np.int64), np.zeros(1), one, force_lattice=force)
+        _WARM = True
 
 
-def _utilization(network, capacities, effects, throughput, marginal):
+def _utilization(network, plan, throughput, marginal):
     """Utilisation per station and class, as defined in :class:`~mva.result.Result`."""
     work = network.demands * throughput[None, :]
     util = work.copy()
     for k, station in enumerate(network.stations):
-        cap = capacities[k]
+        cap = plan.capacities[k]
         if station.kind == "multi":
             util[k] = work[k] / station.servers
         elif station.kind == "ld":
@@ -258,8 +270,8 @@ def _utilization(network, capacities, effects, throughput, marginal):
             if len(cap) == 1:
                 util[k] = work[k] / cap[0]
             elif total > 0:
-                busy = 1.0 - marginal[k, 0] * effects[k].p_no_open_when_empty
-                util[k] = busy * work[k] / total
+                no_open = 1.0 if plan.effects[k] is None else plan.effects[k].p_no_open_when_empty
+                util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
     return util
 
 
@@ -270,9 +282,7 @@ def closed_throughput_curve(network: Network) -> np.ndarray:
     """
     if network.n_classes != 1 or network.is_open.any():
         raise ModelError("network.population", "the throughput curve needs one closed class")
-    demand = network.demands
-    capacities = [s.capacity_function() for s in network.stations]
-    tracked = [0 if cap is None else len(cap) - 1 for cap in capacities]
-    _, x_lattice, *_ = _closed_lattice(demand, capacities, tracked, network.think_time,
-                                       network.population)
+    plan = _Plan.of(network)
+    x_lattice, *_ = _closed_lattice(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len,
+                                    plan.tracked, plan.think, plan.population)
     return x_lattice[:, 0].copy()

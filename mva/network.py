@@ -161,6 +161,8 @@ class Network:
     name: str = ""
     # Cached arrays, derived once at construction.
     demands: np.ndarray = field(init=False, repr=False, compare=False)
+    # Solver plans derived from this (immutable) network, keyed by solver.
+    _derived: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self):
         stations = tuple(self.stations) if self.stations is not None else ()

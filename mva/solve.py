@@ -16,16 +16,14 @@ __all__ = ["solve", "register_method", "METHODS"]
 
 #: name -> solver function ``f(network, **options) -> Result``
 METHODS: dict[str, Callable[..., Result]] = {}
+_OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
 def register_method(name: str, func: Callable[..., Result]) -> None:
-    """Make ``func(network, **options)`` available as ``solve(network, method=name)``."""
+    """Make ``func(network, **options)`` available as ``solve(network, method=name)``;
+    its keyword parameters after the network are the method's options."""
     METHODS[name] = func
-
-
-def _options_of(func) -> list[str]:
-    params = list(inspect.signature(func).parameters.values())[1:]
-    return [p.name for p in params]
+    _OPTIONS[name] = tuple(p.name for p in list(inspect.signature(func).parameters.values())[1:])
 
 
 def solve(network: Network, method: str = "exact", **options) -> Result:
@@ -49,8 +47,8 @@ def solve(network: Network, method: str = "exact", **options) -> Result:
         func = METHODS[method]
     except KeyError:
         raise ModelError("method", f"unknown method {method!r}; valid: {', '.join(sorted(METHODS))}") from None
-    valid = _options_of(func)
-    unknown = sorted(set(options) - set(valid))
+    valid = _OPTIONS[method]
+    unknown = sorted(set(options) - set(valid)) if options else ()
     if unknown:
         raise ModelError("options", f"method {method!r} has no option(s) {', '.join(unknown)}; "
                                     f"valid: {', '.join(valid) if valid else 'none'}")

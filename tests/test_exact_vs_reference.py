@@ -71,3 +71,21 @@ def test_mixed_networks_match_enumeration(seed):
     np.testing.assert_allclose(result.queue_length[:, :-1], q_ref, rtol=RTOL, atol=1e-12)
     np.testing.assert_allclose(result.queue_length[:, -1], open_ref, rtol=1e-8, atol=1e-12)
     assert result.throughput[-1] == 2.0
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_single_class_kernel_agrees_with_lattice_kernel(seed):
+    """The C = 1 specialisation against the general lattice recursion, at populations
+    beyond enumeration."""
+    from mva.exact import _Plan, _closed_lattice
+
+    rng = np.random.default_rng(3000 + seed)
+    net = random_closed_network(rng, 1)
+    net = net.replace(population=[int(rng.integers(20, 300))])
+    plan = _Plan.of(net)
+    args = (plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
+            plan.population)
+    fast = _closed_lattice(*args)
+    general = _closed_lattice(*args, force_lattice=True)
+    for a, b in zip(fast, general):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
