@@ -185,7 +185,8 @@ def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, popu
     resid = np.zeros(M)
     marg = np.zeros((M, t_max))
     for k in range(M):
-        marg[k, 0] = 1.0
+        if n_tracked[k] > 0:
+            marg[k, 0] = 1.0
     for n in range(1, N + 1):
         total = z
         for k in range(M):
