@@ -1,0 +1,1 @@
+"""Trace-driven cache/coherence simulator and the fitting of model parameters (planned)."""

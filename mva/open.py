@@ -88,7 +88,7 @@ def open_load_effect(alpha: np.ndarray, load: float) -> OpenLoadEffect:
     log1m = np.log1p(-rho)
     # log(h(j) P(j)) for j = 0..J-1; the closed form holds from j = J - 1 on.
     log_h = np.empty(J)
-    log_mean = np.empty(J)
+    log_mean = np.empty(J - 1)       # log(sum_o o * term) for j = 0..J-2
     log_h[J - 1] = -J * log1m
     for j in range(J - 1):
         k_head = J - 1 - j                                    # head terms o = 0..k_head-1
@@ -111,5 +111,5 @@ def open_load_effect(alpha: np.ndarray, load: float) -> OpenLoadEffect:
     capacity[:J - 1] = alpha[:J - 1] * np.exp(log_h[:J - 1] - log_h[1:J])
     capacity[J - 1] = a_last - load
     head = np.arange(J - 1)
-    mean_head = np.exp(log_mean[:J - 1] - log_h[:J - 1]) - (head + 1) * rho / (1 - rho)
+    mean_head = np.exp(log_mean - log_h[:J - 1]) - (head + 1) * rho / (1 - rho)
     return OpenLoadEffect(capacity, float(np.exp(-log_h[0])), mean_head, float(rho))
