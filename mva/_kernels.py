@@ -77,7 +77,9 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
     queue_all = np.zeros((L, M))
     marg = np.zeros((L if n_rows > 0 else 1, max(n_rows, 1), t_max))
     marg[0, :, 0] = 1.0  # empty network: every station idle
-    residence = np.zeros((M, C))
+    # class-major copies so the inner loop over stations walks contiguous memory
+    demand_t = np.ascontiguousarray(demand.T)
+    resid_t = np.zeros((C, M))
     n_vec = np.zeros(C, dtype=np.int64)
 
     for idx in range(1, L):
@@ -90,12 +92,12 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
         for c in range(C):
             if n_vec[c] == 0:
                 for k in range(M):
-                    residence[k, c] = 0.0
+                    resid_t[c, k] = 0.0
                 continue
             pc = idx - strides[c]
             total = think[c]
             for k in range(M):
-                d = demand[k, c]
+                d = demand_t[c, k]
                 if is_delay[k]:
                     r = d
                 else:
@@ -104,15 +106,18 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
                     for j in range(1, cap_len[k]):
                         r += coef[k, j] * marg[pc, row, j - 1]
                     r *= d
-                residence[k, c] = r
+                resid_t[c, k] = r
                 total += r
             throughput[idx, c] = n_vec[c] / total  # inf when total == 0 (complements only)
         for k in range(M):
-            q = 0.0
-            for c in range(C):
-                if n_vec[c] > 0 and residence[k, c] > 0.0:
-                    q += throughput[idx, c] * residence[k, c]
-            queue_all[idx, k] = q
+            queue_all[idx, k] = 0.0
+        for c in range(C):
+            if n_vec[c] > 0:
+                x = throughput[idx, c]
+                for k in range(M):
+                    if resid_t[c, k] > 0.0:
+                        queue_all[idx, k] += x * resid_t[c, k]
+        for k in range(M):
             tk = n_tracked[k]
             if tk == 0:
                 continue
@@ -138,6 +143,7 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
                         break
             marg[idx, row, 0] = p0
 
+    residence = np.ascontiguousarray(resid_t.T)
     queue = queue_all[L - 1].copy()
     marginal = np.zeros((M, t_max))
     for k in range(M):
