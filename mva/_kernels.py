@@ -218,7 +218,4 @@ def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, popu
                 marg[k, j] = xd * inv_cap[k, j - 1] * marg[k, j - 1] if xd > 0.0 else 0.0
             xc = comp_throughput[comp_index[k], n, 0]
             marg[k, 0] = 0.0 if xc == np.inf else marg[k, 0] * x / xc
-    residence = np.zeros((M, 1))
-    for k in range(M):
-        residence[k, 0] = resid[k] if N > 0 else 0.0
-    return throughput, residence, queue, marg
+    return throughput, resid.reshape(M, 1).copy(), queue, marg

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _kernels
 from .errors import ModelError, SaturationError
-from .network import Network
+from .network import Network, Station
 from .open import open_load_effect
 from .result import Result
 
@@ -71,14 +71,17 @@ def _pack_capacities(capacities):
     return is_delay, table, cap_len
 
 
-def _closed_lattice(demand, is_delay, table, cap_len, tracked, think, population, force_lattice=False):
-    """Solve a closed network on its whole population lattice.
+def _closed_lattice(plan, force_lattice=False):
+    """Solve the closed part of a network (its :class:`_Plan`) on the whole lattice.
 
-    Stations are given packed (see :func:`_pack_capacities`); ``tracked[k]`` is the number
-    of marginals to carry; ``force_lattice`` skips the single-class kernel (for tests).
-    Returns (throughput (L, C), residence (M, C), queue (M,), marginal (M, T)) for the
-    full population; the lattice index is mixed radix with class 0 fastest.
+    ``force_lattice`` skips the single-class kernel (for tests).  Returns
+    (throughput (L, C), residence (M, C), queue (M,), marginal (M, T)) for the full
+    population; the lattice index is mixed radix with class 0 fastest.  Complement
+    networks (one station removed) are solved by the same kernel and memoised.
     """
+    demand, is_delay, table, cap_len, tracked = (plan.closed_demand, plan.is_delay, plan.table,
+                                                 plan.cap_len, plan.tracked)
+    think, population = plan.think, plan.population
     size = _lattice_size(population, len(cap_len), int(tracked.sum()))
     n_classes = len(population)
     kernel = _kernels.single_class_mva if n_classes == 1 and not force_lattice else _kernels.closed_lattice_mva
@@ -87,7 +90,6 @@ def _closed_lattice(demand, is_delay, table, cap_len, tracked, think, population
     def run(keep):
         if keep in cache:
             return cache[keep]
-        rows = np.array(keep, dtype=np.int64)
         needs = [i for i, k in enumerate(keep) if tracked[k] > 0]
         comp_index = np.full(len(keep), -1, dtype=np.int64)
         comp = np.empty((len(needs), size, n_classes)) if needs else _NO_COMPLEMENT
@@ -97,6 +99,7 @@ def _closed_lattice(demand, is_delay, table, cap_len, tracked, think, population
         if len(keep) == len(cap_len):  # the whole network: no copies
             out = kernel(demand, is_delay, table, cap_len, tracked, think, population, comp_index, comp)
         else:
+            rows = np.array(keep, dtype=np.int64)
             out = kernel(demand[rows], is_delay[rows], table[rows], cap_len[rows], tracked[rows],
                          think, population, comp_index, comp)
         cache[keep] = out
@@ -131,8 +134,8 @@ class _Plan:
         self.think = np.asarray(network.think_time, dtype=float)[self.closed]
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
         self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
-        self.tracked = np.array([0 if cap is None else len(cap) - 1 for cap in self.capacities],
-                                dtype=np.int64)
+        # marginals p(0..J-2) are carried for every non-delay station with J > 1
+        self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
 
     @classmethod
     def of(cls, network: Network) -> "_Plan":
@@ -208,9 +211,7 @@ def exact_mva(network: Network) -> Result:
     marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
     marginal[:, 0] = 1.0
     if plan.population.sum() > 0:
-        x_lattice, r_closed, q_closed, marginal = _closed_lattice(
-            plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked,
-            plan.think, plan.population)
+        x_lattice, r_closed, q_closed, marginal = _closed_lattice(plan)
         x_closed = x_lattice[-1]
         if len(plan.open_classes):
             throughput[plan.closed] = x_closed
@@ -221,19 +222,20 @@ def exact_mva(network: Network) -> Result:
         closed_total_queue = q_closed
 
     # Open classes: response from the closed customers they meet (module mva.open).
+    # Open customers at a station split among open classes in proportion to lambda_c D_kc.
     rate = plan.rate
-    for c in plan.open_classes:
-        throughput[c] = rate[c]
-        for k in range(M):
-            a = plan.open_load[k]
-            if a == 0:
-                continue
-            if plan.capacities[k] is None:
-                open_queue = a
-            else:
-                open_queue = plan.effects[k].open_queue_length(closed_total_queue[k], marginal[k])
+    throughput[plan.open_classes] = rate[plan.open_classes]
+    for k in range(M):
+        a = plan.open_load[k]
+        if a == 0:
+            continue
+        if plan.capacities[k] is None:
+            open_queue = a
+        else:
+            open_queue = plan.effects[k].open_queue_length(closed_total_queue[k], marginal[k])
+        for c in plan.open_classes:
             queue[k, c] = open_queue * rate[c] * demand[k, c] / a
-            residence[k, c] = queue[k, c] / rate[c]
+            residence[k, c] = open_queue * demand[k, c] / a
 
     utilization = _utilization(network, plan, throughput, marginal)
     response = residence.sum(axis=0)
@@ -250,10 +252,9 @@ def _warm_up():
     """Load the compiled kernels (numba cache) before any timing: that is start-up cost."""
     global _WARM
     if not _WARM:
-        one = np.ones(1, dtype=np.int64)
+        plan = _Plan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
         for force in (False, True):
-            _closed_lattice(np.ones((1, 1)), np.zeros(1, np.bool_), np.ones((1, 1)), one,
-                            np.zeros(1, np.int64), np.zeros(1), one, force_lattice=force)
+            _closed_lattice(plan, force_lattice=force)
         _WARM = True
 
 
@@ -282,7 +283,5 @@ def closed_throughput_curve(network: Network) -> np.ndarray:
     """
     if network.n_classes != 1 or network.is_open.any():
         raise ModelError("network.population", "the throughput curve needs one closed class")
-    plan = _Plan.of(network)
-    x_lattice, *_ = _closed_lattice(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len,
-                                    plan.tracked, plan.think, plan.population)
+    x_lattice, *_ = _closed_lattice(_Plan.of(network))
     return x_lattice[:, 0].copy()

@@ -179,7 +179,7 @@ class Network:
         n_classes, source = len(stations[0].demand), f"station[{stations[0].name}].demand"
         for values, where in ((self.arrival_rate, "network.arrival_rate"),
                               (self.population, "network.population")):
-            if values is not None and hasattr(_as_sequence(values, where), "__len__"):
+            if values is not None:
                 n_classes, source = len(_as_sequence(values, where)), where
         if self.classes is not None:
             classes = tuple(_as_sequence(self.classes, "network.classes"))
