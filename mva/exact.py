@@ -32,9 +32,9 @@ import time
 import numpy as np
 
 from . import _kernels
-from .errors import ModelError, SaturationError
+from .errors import ModelError
 from .network import Network, Station
-from .open import open_load_effect
+from .plan import SolverPlan, assemble_result
 from .result import Result
 
 __all__ = ["exact_mva", "closed_throughput_curve", "MAX_LATTICE_POINTS"]
@@ -57,22 +57,8 @@ def _lattice_size(population, n_stations, n_tracked) -> int:
     return size
 
 
-def _pack_capacities(capacities):
-    """(M, Jmax) padded capacity table, J per station, delay mask."""
-    M = len(capacities)
-    is_delay = np.array([c is None for c in capacities], dtype=np.bool_)
-    cap_len = np.array([1 if c is None else len(c) for c in capacities], dtype=np.int64)
-    jmax = int(cap_len.max()) if M else 1
-    table = np.ones((M, jmax))
-    for k, c in enumerate(capacities):
-        if c is not None:
-            table[k, :len(c)] = c
-            table[k, len(c):] = c[-1]
-    return is_delay, table, cap_len
-
-
 def _closed_lattice(plan, force_lattice=False):
-    """Solve the closed part of a network (its :class:`_Plan`) on the whole lattice.
+    """Solve the closed part of a network (its :class:`~mva.plan.SolverPlan`) on the whole lattice.
 
     ``force_lattice`` skips the single-class kernel (for tests).  Returns
     (throughput (L, C), residence (M, C), queue (M,), marginal (M, T)) for the full
@@ -109,53 +95,6 @@ def _closed_lattice(plan, force_lattice=False):
 
 
 _NO_COMPLEMENT = np.empty((1, 1, 1))
-
-
-class _Plan:
-    """Everything :func:`exact_mva` derives from a network before the recursion; built
-    once per (immutable) network and cached on it."""
-
-    def __init__(self, network: Network):
-        demand = network.demands
-        M, _ = demand.shape
-        self.capacities = [s.capacity_function() for s in network.stations]
-        self.open_mask = network.is_open
-        self.rate = np.asarray(network.arrival_rate, dtype=float)
-        self.open_classes = np.flatnonzero(self.open_mask)
-        self.open_load = demand[:, self.open_mask] @ self.rate[self.open_mask] if len(self.open_classes) \
-            else np.zeros(M)
-        _check_open_saturation(network, self.capacities, self.open_load)
-        self.effects = [None if cap is None or self.open_load[k] == 0 else
-                        open_load_effect(cap, float(self.open_load[k]))
-                        for k, cap in enumerate(self.capacities)]
-        closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects)]
-        self.closed = np.flatnonzero(~self.open_mask)
-        self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
-        self.think = np.asarray(network.think_time, dtype=float)[self.closed]
-        self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
-        self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
-        # marginals p(0..J-2) are carried for every non-delay station with J > 1
-        self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
-
-    @classmethod
-    def of(cls, network: Network) -> "_Plan":
-        plan = network._derived.get("exact_plan")
-        if plan is None:
-            plan = network._derived["exact_plan"] = cls(network)
-        return plan
-
-
-def _check_open_saturation(network: Network, capacities, open_load):
-    for k, (station, cap) in enumerate(zip(network.stations, capacities)):
-        if cap is None or open_load[k] == 0:
-            continue
-        limit = cap[-1]
-        if open_load[k] >= limit:
-            what = {"multi": f" on {station.servers} servers", "ld": f" at full capacity {limit:g}"}
-            raise SaturationError(
-                f"station[{station.name}]",
-                f"open traffic saturates the station: utilisation {open_load[k] / limit:.4g} >= 1 "
-                f"(open load {open_load[k]:.4g}{what.get(station.kind, '')}); no steady state exists")
 
 
 def exact_mva(network: Network) -> Result:
@@ -201,48 +140,13 @@ def exact_mva(network: Network) -> Result:
     """
     _warm_up()
     start = time.perf_counter()
-    plan = _Plan.of(network)
-    demand = network.demands
-    M, C = demand.shape
-    throughput = np.zeros(C)
-    residence = np.zeros((M, C))
-    queue = np.zeros((M, C))
-    closed_total_queue = np.zeros(M)
-    marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
-    marginal[:, 0] = 1.0
+    plan = SolverPlan.of(network)
     if plan.population.sum() > 0:
         x_lattice, r_closed, q_closed, marginal = _closed_lattice(plan)
-        x_closed = x_lattice[-1]
-        if len(plan.open_classes):
-            throughput[plan.closed] = x_closed
-            residence[:, plan.closed] = r_closed
-            queue[:, plan.closed] = r_closed * x_closed
-        else:
-            throughput, residence, queue = x_closed.copy(), r_closed, r_closed * x_closed
-        closed_total_queue = q_closed
-
-    # Open classes: response from the closed customers they meet (module mva.open).
-    # Open customers at a station split among open classes in proportion to lambda_c D_kc.
-    rate = plan.rate
-    throughput[plan.open_classes] = rate[plan.open_classes]
-    for k in range(M):
-        a = plan.open_load[k]
-        if a == 0:
-            continue
-        if plan.capacities[k] is None:
-            open_queue = a
-        else:
-            open_queue = plan.effects[k].open_queue_length(closed_total_queue[k], marginal[k])
-        for c in plan.open_classes:
-            queue[k, c] = open_queue * rate[c] * demand[k, c] / a
-            residence[k, c] = open_queue * demand[k, c] / a
-
-    utilization = _utilization(network, plan, throughput, marginal)
-    response = residence.sum(axis=0)
-    return Result(method="exact", classes=network.classes, stations=network.station_names,
-                  throughput=throughput, response_time=response, residence_time=residence,
-                  queue_length=queue, utilization=utilization,
-                  solve_seconds=time.perf_counter() - start)
+        return assemble_result(network, plan, "exact", x_lattice[-1], r_closed, q_closed, marginal,
+                               solve_seconds=time.perf_counter() - start)
+    return assemble_result(network, plan, "exact", None, None, None, None,
+                           solve_seconds=time.perf_counter() - start)
 
 
 _WARM = False
@@ -252,28 +156,10 @@ def _warm_up():
     """Load the compiled kernels (numba cache) before any timing: that is start-up cost."""
     global _WARM
     if not _WARM:
-        plan = _Plan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
+        plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
         for force in (False, True):
             _closed_lattice(plan, force_lattice=force)
         _WARM = True
-
-
-def _utilization(network, plan, throughput, marginal):
-    """Utilisation per station and class, as defined in :class:`~mva.result.Result`."""
-    work = network.demands * throughput[None, :]
-    util = work.copy()
-    for k, station in enumerate(network.stations):
-        cap = plan.capacities[k]
-        if station.kind == "multi":
-            util[k] = work[k] / station.servers
-        elif station.kind == "ld":
-            total = work[k].sum()
-            if len(cap) == 1:
-                util[k] = work[k] / cap[0]
-            elif total > 0:
-                no_open = 1.0 if plan.effects[k] is None else plan.effects[k].p_no_open_when_empty
-                util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
-    return util
 
 
 def closed_throughput_curve(network: Network) -> np.ndarray:
@@ -283,5 +169,5 @@ def closed_throughput_curve(network: Network) -> np.ndarray:
     """
     if network.n_classes != 1 or network.is_open.any():
         raise ModelError("network.population", "the throughput curve needs one closed class")
-    x_lattice, *_ = _closed_lattice(_Plan.of(network))
+    x_lattice, *_ = _closed_lattice(SolverPlan.of(network))
     return x_lattice[:, 0].copy()

@@ -77,12 +77,13 @@ def test_mixed_networks_match_enumeration(seed):
 def test_single_class_kernel_agrees_with_lattice_kernel(seed):
     """The C = 1 specialisation against the general lattice recursion, at populations
     beyond enumeration."""
-    from mva.exact import _Plan, _closed_lattice
+    from mva.exact import _closed_lattice
+    from mva.plan import SolverPlan
 
     rng = np.random.default_rng(3000 + seed)
     net = random_closed_network(rng, 1)
     net = net.replace(population=[int(rng.integers(20, 300))])
-    plan = _Plan.of(net)
+    plan = SolverPlan.of(net)
     fast = _closed_lattice(plan)
     general = _closed_lattice(plan, force_lattice=True)
     for a, b in zip(fast, general):

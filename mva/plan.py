@@ -1,0 +1,172 @@
+"""What every solver derives from a network before it iterates, and how it turns the
+closed-class solution back into a :class:`~mva.result.Result`.
+
+A solver only ever solves the *closed* part of a network: open classes are summed out
+exactly beforehand (:mod:`mva.open`), which leaves every station as load-dependent with an
+effective capacity function seen by the closed classes.  The closed solution (throughput,
+residence times, total queue lengths and the head of each station's marginal queue-length
+distribution) then gives the open classes' measures and the utilisations in one place,
+:func:`assemble_result`, whatever method produced it (exact or approximate).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SaturationError
+from .network import Network
+from .open import open_load_effect
+from .result import Result
+
+__all__ = ["SolverPlan", "assemble_result"]
+
+
+def _pack_capacities(capacities):
+    """(M, Jmax) padded capacity table, J per station, delay mask."""
+    M = len(capacities)
+    is_delay = np.array([c is None for c in capacities], dtype=np.bool_)
+    cap_len = np.array([1 if c is None else len(c) for c in capacities], dtype=np.int64)
+    jmax = int(cap_len.max()) if M else 1
+    table = np.ones((M, jmax))
+    for k, c in enumerate(capacities):
+        if c is not None:
+            table[k, :len(c)] = c
+            table[k, len(c):] = c[-1]
+    return is_delay, table, cap_len
+
+
+def _check_open_saturation(network: Network, capacities, open_load):
+    for k, (station, cap) in enumerate(zip(network.stations, capacities)):
+        if cap is None or open_load[k] == 0:
+            continue
+        limit = cap[-1]
+        if open_load[k] >= limit:
+            what = {"multi": f" on {station.servers} servers", "ld": f" at full capacity {limit:g}"}
+            raise SaturationError(
+                f"station[{station.name}]",
+                f"open traffic saturates the station: utilisation {open_load[k] / limit:.4g} >= 1 "
+                f"(open load {open_load[k]:.4g}{what.get(station.kind, '')}); no steady state exists")
+
+
+class SolverPlan:
+    """The closed part of a network as flat arrays, with open traffic summed out.
+
+    Built once per (immutable) network and cached on it (:meth:`of`).
+
+    Attributes
+    ----------
+    capacities : list of ndarray or None
+        Each station's own capacity function (None for a delay).
+    effects : list of OpenLoadEffect or None
+        What open traffic does to each station (None: no open load there).
+    closed : ndarray of int
+        Indices of the closed classes.
+    population, think : ndarray (C_closed,)
+        Closed populations and think times.
+    closed_demand : ndarray (M, C_closed)
+    is_delay, table, cap_len : the effective capacity functions seen by closed classes,
+        packed as in :mod:`mva._kernels` (delay mask, (M, Jmax) table, J per station).
+    tracked : ndarray (M,)
+        J - 1 for non-delay stations: marginal probabilities p(0..J-2) a solver carries.
+    """
+
+    def __init__(self, network: Network):
+        demand = network.demands
+        M, _ = demand.shape
+        self.capacities = [s.capacity_function() for s in network.stations]
+        self.open_mask = network.is_open
+        self.rate = np.asarray(network.arrival_rate, dtype=float)
+        self.open_classes = np.flatnonzero(self.open_mask)
+        self.open_load = demand[:, self.open_mask] @ self.rate[self.open_mask] if len(self.open_classes) \
+            else np.zeros(M)
+        _check_open_saturation(network, self.capacities, self.open_load)
+        self.effects = [None if cap is None or self.open_load[k] == 0 else
+                        open_load_effect(cap, float(self.open_load[k]))
+                        for k, cap in enumerate(self.capacities)]
+        closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects)]
+        self.closed = np.flatnonzero(~self.open_mask)
+        self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
+        self.think = np.asarray(network.think_time, dtype=float)[self.closed]
+        self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
+        self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
+        self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
+
+    @classmethod
+    def of(cls, network: Network) -> "SolverPlan":
+        plan = network._derived.get("solver_plan")
+        if plan is None:
+            plan = network._derived["solver_plan"] = cls(network)
+        return plan
+
+
+def assemble_result(network: Network, plan: SolverPlan, method: str, closed_throughput, closed_residence,
+                    closed_total_queue, marginal, **status) -> Result:
+    """The :class:`Result` of a network from the solution of its closed part.
+
+    Parameters
+    ----------
+    closed_throughput : ndarray (C_closed,) or None
+        X_c of the closed classes (1/time unit); None when there are none (or all are
+        empty).
+    closed_residence : ndarray (M, C_closed)
+        Residence times of the closed classes (time unit).
+    closed_total_queue : ndarray (M,)
+        Mean closed customers at each station, all classes.
+    marginal : ndarray (M, T)
+        p_k(j) for j < T_k (at least p_k(0); rows of stations without marginals unused).
+    **status
+        ``converged``, ``iterations``, ``solve_seconds``, ``message``, ``extras`` of the
+        Result.
+
+    Notes
+    -----
+    Open customers at a station split among open classes in proportion to lambda_c D_kc;
+    their mean number comes from the closed customers they meet (:mod:`mva.open`).
+    """
+    demand = network.demands
+    M, C = demand.shape
+    throughput = np.zeros(C)
+    residence = np.zeros((M, C))
+    queue = np.zeros((M, C))
+    if closed_throughput is not None:
+        throughput[plan.closed] = closed_throughput
+        residence[:, plan.closed] = closed_residence
+        queue[:, plan.closed] = closed_residence * closed_throughput
+    else:
+        closed_total_queue = np.zeros(M)
+        marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
+        marginal[:, 0] = 1.0  # no closed customer anywhere
+    rate = plan.rate
+    throughput[plan.open_classes] = rate[plan.open_classes]
+    for k in range(M):
+        a = plan.open_load[k]
+        if a == 0:
+            continue
+        if plan.capacities[k] is None:
+            open_queue = a
+        else:
+            open_queue = plan.effects[k].open_queue_length(closed_total_queue[k], marginal[k])
+        for c in plan.open_classes:
+            queue[k, c] = open_queue * rate[c] * demand[k, c] / a
+            residence[k, c] = open_queue * demand[k, c] / a
+    utilization = _utilization(network, plan, throughput, marginal)
+    return Result(method=method, classes=network.classes, stations=network.station_names,
+                  throughput=throughput, response_time=residence.sum(axis=0), residence_time=residence,
+                  queue_length=queue, utilization=utilization, **status)
+
+
+def _utilization(network, plan, throughput, marginal):
+    """Utilisation per station and class, as defined in :class:`~mva.result.Result`."""
+    work = network.demands * throughput[None, :]
+    util = work.copy()
+    for k, station in enumerate(network.stations):
+        cap = plan.capacities[k]
+        if station.kind == "multi":
+            util[k] = work[k] / station.servers
+        elif station.kind == "ld":
+            total = work[k].sum()
+            if len(cap) == 1:
+                util[k] = work[k] / cap[0]
+            elif total > 0:
+                no_open = 1.0 if plan.effects[k] is None else plan.effects[k].p_no_open_when_empty
+                util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
+    return util
