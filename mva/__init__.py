@@ -3,11 +3,13 @@
 Public API
 ----------
 Descriptions: :class:`Network`, :class:`Station`.
-Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`.
+Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`, and the approximate
+:func:`schweitzer` (Bard-Schweitzer) and :func:`linearizer`.
 Bounds: :func:`asymptotic_bounds`, :func:`balanced_job_bounds`.
 Results: :class:`Result`.  Errors: :class:`ModelError`, :class:`SaturationError`,
 :class:`NumericalWarning`.  Files: :func:`load_network`.
 """
+from .approximate import linearizer, schweitzer
 from .bounds import Bounds, asymptotic_bounds, balanced_job_bounds
 from .errors import ModelError, NumericalWarning, SaturationError
 from .exact import closed_throughput_curve, exact_mva
@@ -17,9 +19,11 @@ from .result import Result
 from .solve import METHODS, register_method, solve
 
 register_method("exact", exact_mva)
+register_method("schweitzer", schweitzer)
+register_method("linearizer", linearizer)
 
 __all__ = [
-    "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva",
+    "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network",
 ]

@@ -1,0 +1,215 @@
+"""Numeric kernel of approximate MVA (numba).  Private: :mod:`mva.approximate` validates
+and drives it; see there for the method and its references."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._kernels import _jit
+
+
+@_jit
+def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
+                     marginal_correction, queue, marginal, tol, max_iter):
+    """Solve the approximate-MVA equations at one population vector by successive
+    substitution.
+
+    Parameters (M stations, C classes, Jmax = max J_k)
+    ----------
+    demand : (M, C) float64            service demands D_kc.
+    is_delay : (M,) bool               infinite-server stations.
+    capacity : (M, Jmax) float64       alpha_k(1..J_k), padded with alpha_k(J_k).
+    cap_len : (M,) int64               J_k; stations with J_k >= 2 carry marginals.
+    think : (C,) float64               Z_c.
+    population : (C,) float64          n_c (integers stored as floats; 0 = class absent).
+    queue_correction : (M, C)          added to the proportional estimate of Q_k(n - e_c)
+                                       (Linearizer's sum_i (n - e_c)_i F_kic; 0 for
+                                       Bard-Schweitzer).
+    marginal_correction : (M, Jmax, C) added to the proportional estimate of
+                                       p_k(j | n - e_c) (0 for Bard-Schweitzer).
+    queue : (M, C) in/out              start values, then the solution Q_kc(n).
+    marginal : (M, Jmax) in/out        p_k(j | n), j < J_k; start values, then solution.
+    tol : float                        stop when the estimated remaining error is <= tol:
+                                       the largest change of an iteration (|dX_c| / X_c,
+                                       |dQ_kc| / n_c, |dp_k(j)|) times rho / (1 - rho),
+                                       rho the observed contraction (ratio of successive
+                                       changes), and the change itself is <= tol.
+    max_iter : int
+
+    Returns
+    -------
+    throughput : (C,), residence : (M, C),
+    removal : (M, Jmax, C)   proportional estimate of p_k(j | n - e_c), j < J_k - 1,
+                             before any correction (Linearizer measures its error),
+    iterations : int, error : float (the estimated remaining error, as for tol).
+    """
+    M, C = demand.shape
+    jmax = capacity.shape[1]
+    total = 0.0
+    for c in range(C):
+        total += population[c]
+    alone = total <= 1.0  # an arriving customer finds the network empty: exact estimates
+
+    # R = D [ (1 + Q(n - e_c)) / alpha_J + sum_{j=1}^{J-1} j (1/alpha_j - 1/alpha_J) p(j-1|n - e_c) ]
+    inv_last = np.empty(M)
+    coef = np.zeros((M, jmax))
+    for k in range(M):
+        J = cap_len[k]
+        inv_last[k] = 1.0 / capacity[k, J - 1]
+        for j in range(1, J):
+            coef[k, j - 1] = j * (1.0 / capacity[k, j - 1] - inv_last[k])
+
+    throughput = np.zeros(C)
+    residence = np.zeros((M, C))
+    removal = np.zeros((M, jmax, C))
+    station_queue = np.empty(M)
+    work_u = np.empty(jmax)
+    work_v = np.empty(jmax)
+    iterations = 0
+    change = np.inf
+    error = np.inf
+    while iterations < max_iter:
+        previous = change
+        iterations += 1
+        for k in range(M):
+            s = 0.0
+            for c in range(C):
+                s += queue[k, c]
+            station_queue[k] = s
+        for k in range(M):
+            J = cap_len[k]
+            for c in range(C):
+                n_c = population[c]
+                d = demand[k, c]
+                if n_c == 0.0:
+                    residence[k, c] = 0.0
+                    continue
+                if is_delay[k]:
+                    residence[k, c] = d
+                    continue
+                share = queue[k, c] / n_c  # P(a given class-c customer is at k)
+                if alone:
+                    seen = 0.0
+                else:
+                    seen = station_queue[k] - share + queue_correction[k, c]
+                    if seen < 0.0:
+                        seen = 0.0
+                r = (1.0 + seen) * inv_last[k]
+                if J > 1:
+                    # Remove one class-c customer: it is at k with probability `share`,
+                    # and, given j customers there, with probability j / Q_k of that.
+                    ratio = share / station_queue[k] if station_queue[k] > 0.0 else 0.0
+                    for j in range(J - 1):
+                        if alone:
+                            est = 1.0 if j == 0 else 0.0
+                            removal[k, j, c] = est
+                        else:
+                            est = marginal[k, j] * (1.0 - j * ratio) + (j + 1) * marginal[k, j + 1] * ratio
+                            removal[k, j, c] = est
+                            est += marginal_correction[k, j, c]
+                            if est < 0.0:
+                                est = 0.0
+                        r += coef[k, j] * est
+                residence[k, c] = d * r
+        change = 0.0
+        for c in range(C):
+            if population[c] == 0.0:
+                throughput[c] = 0.0
+                continue
+            cycle = think[c]
+            for k in range(M):
+                cycle += residence[k, c]
+            x = population[c] / cycle
+            if throughput[c] > 0.0:
+                change = max(change, abs(x - throughput[c]) / x)
+            else:
+                change = np.inf
+            throughput[c] = x
+        for k in range(M):
+            for c in range(C):
+                if population[c] == 0.0:
+                    queue[k, c] = 0.0
+                    continue
+                q = throughput[c] * residence[k, c]
+                change = max(change, abs(q - queue[k, c]) / population[c])
+                queue[k, c] = q
+        for k in range(M):
+            if cap_len[k] >= 2 and not is_delay[k]:
+                change = max(change, _update_marginal(k, cap_len[k], capacity, demand, throughput, queue,
+                                                      population, marginal_correction, total, alone,
+                                                      work_u, work_v, marginal))
+        # a slowly contracting iteration is farther from its fixed point than its last step
+        error = change
+        if previous < np.inf and change > 0.0:
+            rho = min(change / previous, 0.999)
+            error = max(change, change * rho / (1.0 - rho))
+        if error <= tol:
+            break
+    return throughput, residence, removal, iterations, error
+
+
+@_jit
+def _update_marginal(k, J, capacity, demand, throughput, queue, population, marginal_correction, total,
+                     alone, u, v, marginal):
+    """Marginal p_k(0..J-1 | n) consistent with the current throughputs and queue lengths;
+    returns the largest change.
+
+    p(j|n) = sum_c X_c D_kc p(j-1 | n - e_c) / alpha_j (j >= 1) with the arrival-instant
+    estimate p(j-1 | n - e_c) = p(j-1)(1 - (j-1) r_c) + j p(j) r_c + G_c(j-1), where
+    r_c = (Q_kc / n_c) / Q_k, is linear in p: solved exactly, p(j) = u_j p(0) + v_j, then
+    p(0) from the utilisation law sum_j alpha(j) p(j) = sum_c X_c D_kc.  (Iterating
+    p(j) <- p(j-1) instead shifts the distribution by one place per iteration and
+    oscillates.)
+    """
+    C = demand.shape[1]
+    station_queue = 0.0
+    load = 0.0
+    removal_rate = 0.0
+    for c in range(C):
+        station_queue += queue[k, c]
+        load += throughput[c] * demand[k, c]
+    if station_queue > 0.0:
+        for c in range(C):
+            if population[c] > 0.0:
+                removal_rate += throughput[c] * demand[k, c] * queue[k, c] / (population[c] * station_queue)
+    alpha_last = capacity[k, J - 1]
+    u[0] = 1.0
+    v[0] = 0.0
+    for j in range(1, J):
+        alpha_j = capacity[k, j - 1]
+        if j > total:
+            u[j] = 0.0
+            v[j] = 0.0
+        elif alone:  # the arrival-instant estimate is exact: the network is empty
+            u[j] = 0.0
+            v[j] = load / alpha_j if j == 1 else 0.0
+        else:
+            stay = 0.0
+            correction = 0.0
+            for c in range(C):
+                if population[c] > 0.0:
+                    x_d = throughput[c] * demand[k, c]
+                    r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
+                    stay += x_d * (1.0 - (j - 1) * r_c)
+                    correction += x_d * marginal_correction[k, j - 1, c]
+            rest = alpha_j - j * removal_rate
+            if rest < 1e-12 * alpha_j:
+                rest = 1e-12 * alpha_j
+            u[j] = stay * u[j - 1] / rest
+            v[j] = (stay * v[j - 1] + correction) / rest
+    weight = 0.0
+    free = alpha_last - load
+    for j in range(J):
+        alpha_j = capacity[k, j - 1] if j > 0 else 0.0
+        weight += (alpha_last - alpha_j) * u[j]
+        free -= (alpha_last - alpha_j) * v[j]
+    p0 = free / weight if weight > 0.0 else 0.0
+    if p0 < 0.0:
+        p0 = 0.0
+    change = 0.0
+    for j in range(J):
+        p = u[j] * p0 + v[j]
+        if p < 0.0:
+            p = 0.0
+        change = max(change, abs(p - marginal[k, j]))
+        marginal[k, j] = p
+    return change

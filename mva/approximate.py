@@ -1,0 +1,368 @@
+"""Approximate Mean Value Analysis: Bard-Schweitzer and Linearizer.
+
+Exact MVA needs the solution at every population vector below N; approximate MVA
+estimates what an arriving customer sees, the network at N - e_c, from the network at N
+itself, and solves the resulting fixed point.  Cost per iteration is O(M C) (times J for
+load-dependent stations) whatever the populations.
+
+Bard-Schweitzer (proportional estimation)
+    Q_ki(N - e_c) ~= (N - e_c)_i Q_ki(N) / N_i: removing a class-c customer removes the
+    fraction 1/N_c of class c's customers everywhere (Y. Bard, "Some extensions to
+    multiclass queueing network analysis", 1979; P. Schweitzer, "Approximate analysis of
+    multiclass closed networks of queues", 1979; Lazowska et al., *Quantitative System
+    Performance*, 1984, sec. 6.4.2).  Exact when the total population is 1.
+
+Linearizer
+    Chandy & Neuse, "Linearizer: a heuristic algorithm for queueing network models of
+    computing systems", CACM 25(2):126-134, 1982, doi:10.1145/358396.358403.  The
+    fraction Q_ki(n)/n_i is assumed to change linearly with the population near N:
+    Q_ki(N - e_c - e_j) ~= (N - e_c - e_j)_i [Q_ki(N - e_j)/(N - e_j)_i + F_kic] with
+    F_kic = Q_ki(N - e_c)/(N - e_c)_i - Q_ki(N)/N_i measured by solving the C networks
+    at N - e_c with the same equations.  Outer iterations repeat until the corrections
+    settle (Chandy & Neuse stop after three; we iterate to the tolerance).  Exact when the
+    total population is at most 2.
+
+Multi-server and load-dependent stations
+    The exact MVA residence time at a station with capacity function alpha(j)
+    (Reiser 1981) needs the marginal probabilities p_k(j | N - e_c), j < J - 1.  Both
+    methods estimate them as Akyildiz & Bolch do for multi-server stations
+    (I. F. Akyildiz and G. Bolch, "Mean value analysis approximation for multiple server
+    queueing networks", Performance Evaluation 8(2):77-91, 1988; Bolch et al.,
+    *Queueing Networks and Markov Chains*, 2nd ed., 2006, sec. 9.1): the marginal at N
+    comes from the exact recursion p(j|N) = sum_c X_c D_kc p(j-1|N - e_c)/alpha(j) for
+    j = 1..J-1 and p(0|N) from the utilisation law sum_j alpha(j) p(j|N) = sum_c X_c D_kc,
+    generalised here from alpha(j) = min(j, m) to any capacity function.  For the marginal
+    at N - e_c we do not take p(j|N) itself but remove one class-c customer in the spirit
+    of Schweitzer (our reconstruction): it is at station k with probability
+    pi = Q_kc/N_c, and then among the j present with probability j/Q_k, so
+
+        p(j | N - e_c) ~= p(j|N) (1 - j pi/Q_k) + (j + 1) p(j+1|N) pi/Q_k,
+
+    which keeps the distribution normalised, has exactly Schweitzer's mean
+    Q_k(N) - Q_kc/N_c, and is exact when the total population is 1.  Linearizer adds to
+    it the correction measured at N - e_c, G_kjc = p_k(j|N - e_c) - (the estimate at N),
+    as it does for queue lengths (the marginal-probability Linearizer of
+    A. E. Krzesinski and J. Greyling, "Improved Linearizer methods for queueing networks
+    with queue dependent centers", SIGMETRICS 1984, doi:10.1145/809311.809338).
+
+    ``multiserver="seidmann"`` instead replaces each ``m``-server station of demand D by a
+    single server of demand D/m in series with a delay of demand D (m - 1)/m
+    (A. Seidmann, P. Schweitzer and S. Shalev-Oren, "Computerized closed queueing network
+    models of flexible manufacturing systems", Large Scale Systems 12:91-107, 1987): cheaper
+    and cruder; ``ld`` stations keep the marginal method.
+
+Open classes are summed out exactly first (:mod:`mva.open`), as in the exact solver.
+
+Convergence.  The change of an iteration is the largest of: the relative change of each
+class throughput, the change of each queue length relative to its class population, and
+the absolute change of each marginal probability.  Successive substitution converges
+linearly, so the distance to the fixed point is about change * rho / (1 - rho), rho the
+ratio of successive changes; an iteration stops when that estimate (and the change itself)
+is at most ``tol``.  Linearizer solves its inner fixed points to ``tol / 10`` and applies
+the same test to its outer iteration.  A result that stops at an iteration cap carries
+``converged=False`` and a :class:`~mva.errors.NumericalWarning` is issued.
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ._amva_kernels import amva_fixed_point
+from .errors import ModelError, NumericalWarning
+from .network import Network, Station
+from .plan import SolverPlan, assemble_result
+from .result import Result
+
+__all__ = ["schweitzer", "linearizer", "MULTISERVER_METHODS"]
+
+MULTISERVER_METHODS = ("marginal", "seidmann")
+
+
+def _check_options(tol, max_iter, multiserver, **more):
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) \
+            or not 0 < tol < 1:
+        raise ModelError("options.tol", f"must be a number in (0, 1), got {tol!r}")
+    for name, value in dict(max_iter=max_iter, **more).items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ModelError(f"options.{name}", f"must be an integer >= 1, got {value!r}")
+    if multiserver not in MULTISERVER_METHODS:
+        raise ModelError("options.multiserver",
+                         f"unknown method {multiserver!r}; valid: {', '.join(MULTISERVER_METHODS)}")
+
+
+def _seidmann(network: Network):
+    """The network with every multi-server station split into a queue and a delay
+    (Seidmann et al. 1987), and for each original station the rows that replace it."""
+    stations, groups = [], []
+    taken = set(network.station_names)
+    for s in network.stations:
+        if s.kind != "multi" or s.servers == 1:
+            groups.append([len(stations)])
+            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand))
+            continue
+        m = s.servers
+        delay_name = f"{s.name}~delay"
+        while delay_name in taken:
+            delay_name += "~"
+        taken.add(delay_name)
+        groups.append([len(stations), len(stations) + 1])
+        stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand)))
+        stations.append(Station(delay_name, "delay", tuple(d * (m - 1) / m for d in s.demand)))
+    return network.replace(stations=stations), groups
+
+
+def _merge_seidmann(network: Network, result: Result, groups) -> Result:
+    """A result of the split network reported on the original stations."""
+    first = [g[0] for g in groups]
+    residence = np.array([result.residence_time[g].sum(axis=0) for g in groups])
+    queue = np.array([result.queue_length[g].sum(axis=0) for g in groups])
+    return Result(method=result.method, classes=result.classes, stations=network.station_names,
+                  throughput=result.throughput, response_time=result.response_time,
+                  residence_time=residence, queue_length=queue,
+                  utilization=result.utilization[first], converged=result.converged,
+                  iterations=result.iterations, solve_seconds=result.solve_seconds,
+                  message=result.message, extras=result.extras)
+
+
+class _State:
+    """Queue lengths and marginals of the closed part at one population vector."""
+
+    def __init__(self, plan, population, queue=None, marginal=None):
+        M, C = plan.closed_demand.shape
+        self.population = np.asarray(population, dtype=float)
+        if queue is None:
+            # start from customers spread in proportion to demand (think time included)
+            cycle = plan.think + plan.closed_demand.sum(axis=0)
+            share = np.divide(plan.closed_demand, cycle, out=np.zeros_like(plan.closed_demand),
+                              where=cycle > 0)
+            queue = share * self.population
+        self.queue = np.ascontiguousarray(queue, dtype=float)
+        if marginal is None:
+            marginal = np.zeros(plan.table.shape)
+            marginal[:, 0] = 1.0
+        self.marginal = np.ascontiguousarray(marginal, dtype=float)
+
+    def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
+        out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
+                               self.population, queue_correction, marginal_correction, self.queue,
+                               self.marginal, tol, max_iter)
+        self.throughput, self.residence, self.removal, self.iterations, self.error = out
+        return self
+
+
+def _zero_corrections(plan):
+    M, C = plan.closed_demand.shape
+    return np.zeros((M, C)), np.zeros((M, plan.table.shape[1], C))
+
+
+def _finish(network, plan, method, state, start, iterations, converged, message, extras):
+    if not converged:
+        warnings.warn(f"{method}: {message}", NumericalWarning, stacklevel=3)
+    if state is None:
+        return assemble_result(network, plan, method, None, None, None, None, converged=converged,
+                               iterations=iterations, solve_seconds=time.perf_counter() - start,
+                               message=message, extras=extras)
+    return assemble_result(network, plan, method, state.throughput, state.residence, state.queue.sum(axis=1),
+                           state.marginal, converged=converged, iterations=iterations,
+                           solve_seconds=time.perf_counter() - start, message=message, extras=extras)
+
+
+def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
+    _check_options(tol, max_iter, multiserver, **more)
+    _warm_up()
+    start = time.perf_counter()
+    if multiserver == "seidmann" and any(s.kind == "multi" and s.servers > 1 for s in network.stations):
+        split, groups = _seidmann(network)
+        result = _approximate(split, method, tol, max_iter, "marginal", driver, **more)
+        result.extras["multiserver"] = "seidmann"
+        return _merge_seidmann(network, result, groups)
+    plan = SolverPlan.of(network)
+    extras = {"multiserver": multiserver}
+    if plan.population.sum() == 0:
+        return _finish(network, plan, method, None, start, 0, True, "", extras)
+    state, iterations, converged, message = driver(plan, tol, max_iter, extras, **more)
+    return _finish(network, plan, method, state, start, iterations, converged, message, extras)
+
+
+def _schweitzer_driver(plan, tol, max_iter, extras):
+    state = _State(plan, plan.population).solve(plan, *_zero_corrections(plan), tol, max_iter)
+    converged = state.error <= tol
+    message = "" if converged else (f"not converged after {state.iterations} iterations "
+                                    f"(estimated error {state.error:.3g} > tol {tol:g})")
+    return state, state.iterations, converged, message
+
+
+def schweitzer(network: Network, tol: float = 1e-8, max_iter: int = 10_000,
+               multiserver: str = "marginal") -> Result:
+    """Bard-Schweitzer approximate MVA (proportional estimation).
+
+    Parameters
+    ----------
+    network : Network
+        Closed, open or mixed; any station kinds.
+    tol : float, default 1e-8
+        Convergence tolerance (see the module notes), in (0, 1).
+    max_iter : int, default 10,000
+        Iteration cap; a result that reaches it has ``converged=False`` and a
+        :class:`~mva.errors.NumericalWarning` is issued.
+    multiserver : {"marginal", "seidmann"}
+        Treatment of multi-server stations (module notes).
+
+    Returns
+    -------
+    Result
+        Same measures and units as :func:`mva.exact_mva`; ``iterations`` counts fixed-point
+        iterations.
+
+    Notes
+    -----
+    Typical errors: a few percent on throughput, more on queue lengths (Lazowska et al.
+    1984, ch. 6).  Cost O(M C J) per iteration, independent of the populations.
+
+    References
+    ----------
+    Bard (1979); Schweitzer (1979); Akyildiz & Bolch (1988); see the module docstring.
+
+    Examples
+    --------
+    >>> from mva import Network, Station, solve
+    >>> net = Network([Station("cpu", "queue", [0.1]), Station("disk", "queue", [0.2])],
+    ...               population=[3])
+    >>> round(float(solve(net, "schweitzer").throughput[0]), 4)   # exact: 4.6667
+    4.6217
+    """
+    return _approximate(network, "schweitzer", tol, max_iter, multiserver, _schweitzer_driver)
+
+
+def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
+    population = plan.population.astype(float)
+    M, C = plan.closed_demand.shape
+    J = plan.table.shape[1]
+    present = np.flatnonzero(population > 0)
+    # Inner fixed points are solved 10x tighter than the outer tolerance, so that their
+    # residual error does not masquerade as movement of the corrections.
+    inner_tol = tol / 10
+    zero_q, zero_p = _zero_corrections(plan)
+    main = _State(plan, population).solve(plan, zero_q, zero_p, inner_tol, max_iter)
+    iterations = main.iterations
+    # the networks with one customer fewer: N - e_c, started from the scaled solution at N
+    subs = {}
+    for c in present:
+        pop = population.copy()
+        pop[c] -= 1
+        scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
+        subs[c] = _State(plan, pop, main.queue * scale, main.marginal)
+    fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
+    marginal_shift = np.zeros((M, J, C))     # G[k, j, c]
+    outer_error, change = np.inf, np.inf
+    relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
+    outer = 0
+    for outer in range(1, max_outer + 1):
+        inner_ok = True
+        for c, sub in subs.items():
+            sub.solve(plan, _queue_correction(fraction_shift, sub.population), marginal_shift, inner_tol, max_iter)
+            iterations += sub.iterations
+            inner_ok &= sub.error <= inner_tol
+        own_fraction = np.divide(main.queue, population, out=np.zeros((M, C)), where=population > 0)
+        for c, sub in subs.items():
+            pop = sub.population
+            sub_fraction = np.divide(sub.queue, pop, out=np.zeros((M, C)), where=pop > 0)
+            new_f = np.where(pop > 0, sub_fraction - own_fraction, 0.0)
+            new_g = sub.marginal - main.removal[:, :, c]
+            fraction_shift[:, :, c] += relaxation * (new_f - fraction_shift[:, :, c])
+            marginal_shift[:, :, c] += relaxation * (new_g - marginal_shift[:, :, c])
+        before_x, before_q = main.throughput.copy(), main.queue.copy()
+        main.solve(plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
+        iterations += main.iterations
+        inner_ok &= main.error <= inner_tol
+        previous, change = change, max(
+            np.max(np.abs(main.throughput - before_x)[present] / main.throughput[present]),
+            np.max(np.abs(main.queue - before_q)[:, present] / population[present]))
+        outer_error = change
+        if previous < np.inf and change > 0:  # as in the inner iteration: account for slow contraction
+            rho = min(change / previous, 0.999)
+            outer_error = max(change, change * rho / (1 - rho))
+            if change >= previous:
+                # not contracting: typically a two-cycle through a clipped estimate; damp
+                relaxation = max(relaxation / 2, 1 / 64)
+        if outer_error <= tol and inner_ok:
+            break
+    extras["outer_iterations"] = outer
+    converged = bool(inner_ok and outer_error <= tol)
+    if converged:
+        message = ""
+    elif not inner_ok:
+        message = f"an inner fixed point reached max_iter={max_iter} before tol {inner_tol:g}"
+    else:
+        message = (f"corrections not settled after {outer} outer iterations "
+                   f"(estimated error {outer_error:.3g} > tol {tol:g})")
+    return main, iterations, converged, message
+
+
+def _queue_correction(fraction_shift, population):
+    """Linearizer's term sum_i (n - e_c)_i F_kic of the estimate of Q_k(n - e_c), (M, C)."""
+    total = np.einsum("i,kic->kc", population, fraction_shift)
+    own = np.einsum("kcc->kc", fraction_shift)
+    return np.ascontiguousarray(total - own)
+
+
+def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer: int = 100,
+               multiserver: str = "marginal") -> Result:
+    """Linearizer approximate MVA (Chandy & Neuse 1982).
+
+    Parameters
+    ----------
+    network : Network
+        Closed, open or mixed; any station kinds.
+    tol : float, default 1e-8
+        Convergence tolerance of every fixed point and of the outer iteration on the
+        corrections (see the module notes), in (0, 1).
+    max_iter : int, default 10,000
+        Iteration cap of each inner fixed point.
+    max_outer : int, default 100
+        Cap on outer iterations (re-solving the C networks at N - e_c).
+    multiserver : {"marginal", "seidmann"}
+        Treatment of multi-server stations (module notes).
+
+    Returns
+    -------
+    Result
+        ``iterations`` counts inner iterations over all fixed points;
+        ``extras["outer_iterations"]`` the outer ones.  ``converged=False`` (and a
+        :class:`~mva.errors.NumericalWarning`) if either cap was reached.
+
+    Notes
+    -----
+    Cost: (C + 1) fixed points per outer iteration, each O(M C J) per iteration.
+    Typically within about 1% of exact (Chandy & Neuse 1982).
+
+    References
+    ----------
+    Chandy & Neuse (1982); Krzesinski & Greyling (1984); Akyildiz & Bolch (1988); see the
+    module docstring.
+
+    Examples
+    --------
+    >>> from mva import Network, Station, solve
+    >>> net = Network([Station("cpu", "queue", [0.1]), Station("disk", "queue", [0.2])],
+    ...               population=[3])
+    >>> round(float(solve(net, "linearizer").throughput[0]), 4)   # exact: 4.6667
+    4.6667
+    """
+    return _approximate(network, "linearizer", tol, max_iter, multiserver, _linearizer_driver,
+                        max_outer=max_outer)
+
+
+_WARM = False
+
+
+def _warm_up():
+    """Load the compiled kernel (numba cache) before any timing."""
+    global _WARM
+    if not _WARM:
+        _WARM = True
+        plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
+        _State(plan, plan.population).solve(plan, *_zero_corrections(plan), 1e-8, 10)

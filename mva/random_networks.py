@@ -1,0 +1,95 @@
+"""Random product-form networks, for accuracy studies of approximate methods and for
+property-based tests.  Every draw comes from the ``numpy.random.Generator`` passed in, so a
+seed reproduces a sample."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .exact import MAX_LATTICE_POINTS
+from .network import STATION_KINDS, Network, Station
+
+__all__ = ["random_station", "random_closed_network", "lattice_points"]
+
+
+def random_station(rng: np.random.Generator, name: str, n_classes: int, kind: str | None = None,
+                   demand_range=(0.05, 1.0), skip_probability=0.15, max_servers=3,
+                   monotone_capacity=False) -> Station:
+    """One station of ``kind`` (drawn uniformly from the four kinds if None).
+
+    Demands are uniform on ``demand_range`` (time units), and each class skips the
+    station with ``skip_probability``.  ``multi``: 1..``max_servers`` servers.  ``ld``: 1-4
+    capacity values, uniform on [0.3, 3] or, with ``monotone_capacity``, increasing and
+    concave from alpha(1) = 1 like a flow-equivalent server of several processors.
+    """
+    kind = kind or STATION_KINDS[rng.integers(len(STATION_KINDS))]
+    demand = rng.uniform(*demand_range, n_classes)
+    demand[rng.random(n_classes) < skip_probability] = 0.0
+    if kind == "multi":
+        return Station(name, "multi", demand, servers=int(rng.integers(1, max_servers + 1)))
+    if kind == "ld":
+        length = int(rng.integers(1, 5))
+        if monotone_capacity:
+            steps = np.sort(rng.uniform(0.2, 1.0, length - 1))[::-1]
+            cap = np.round(np.concatenate(([1.0], 1.0 + np.cumsum(steps))), 3)
+        else:
+            cap = np.round(rng.uniform(0.3, 3.0, length), 3)
+        return Station(name, "ld", demand, capacity=cap)
+    return Station(name, kind, demand)
+
+
+def lattice_points(population) -> int:
+    """Population vectors an exact MVA visits: prod_c (N_c + 1)."""
+    return math.prod(int(n) + 1 for n in population)
+
+
+def random_closed_network(rng: np.random.Generator, n_classes: int, n_stations: int,
+                          kind_weights=None, max_population=50, max_lattice=20_000,
+                          max_marginal_stations=3, think_probability=0.5, **station_options) -> Network:
+    """A random closed network that the exact solver handles quickly.
+
+    Parameters
+    ----------
+    n_classes, n_stations : int
+    kind_weights : dict, optional
+        Relative frequency of each station kind (default: uniform).
+    max_population : int
+        Largest population of one class; populations are drawn uniformly in
+        1..max_population and then reduced until prod(N_c + 1) <= ``max_lattice``.
+    max_marginal_stations : int
+        At most this many ``multi``/``ld`` stations with more than one capacity value
+        (the exact solver's cost doubles with each).
+    think_probability : float
+        Share of classes with a think time (uniform between 0 and twice the class's
+        total demand); the others have none.
+    **station_options
+        Passed to :func:`random_station`.
+    """
+    kinds = list(kind_weights) if kind_weights else list(STATION_KINDS)
+    weights = np.array([kind_weights[k] for k in kinds], float) if kind_weights else np.ones(len(kinds))
+    weights /= weights.sum()
+    max_lattice = min(max_lattice, MAX_LATTICE_POINTS)
+    while True:
+        stations, marginal_stations = [], 0
+        for k in range(n_stations):
+            kind = kinds[rng.choice(len(kinds), p=weights)]
+            station = random_station(rng, f"s{k + 1}", n_classes, kind, **station_options)
+            cap = station.capacity_function()
+            if cap is not None and len(cap) > 1:
+                if marginal_stations == max_marginal_stations:
+                    station = Station(station.name, "queue", station.demand)
+                else:
+                    marginal_stations += 1
+            stations.append(station)
+        demands = np.array([s.demand for s in stations])
+        totals = demands.sum(axis=0)
+        think = np.where(rng.random(n_classes) < think_probability,
+                         rng.uniform(0.0, 2.0, n_classes) * totals, 0.0)
+        if np.any((totals == 0) & (think == 0)):
+            continue
+        population = rng.integers(1, max_population + 1, n_classes)
+        while lattice_points(population) > max_lattice:
+            c = int(np.argmax(population))
+            population[c] = max(1, population[c] * 3 // 4)
+        return Network(stations, population=population.tolist(), think_time=think.tolist())
