@@ -67,6 +67,7 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
     iterations = 0
     change = np.inf
     error = np.inf
+    relaxation = 1.0
     while iterations < max_iter:
         previous = change
         iterations += 1
@@ -93,23 +94,34 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                     seen = station_queue[k] - share + queue_correction[k, c]
                     if seen < 0.0:
                         seen = 0.0
-                r = (1.0 + seen) * inv_last[k]
+                arriving = 1.0 + seen  # mean customers once the arrival has joined
+                r = 0.0
                 if J > 1:
-                    # Remove one class-c customer: it is at k with probability `share`,
-                    # and, given j customers there, with probability j / Q_k of that.
+                    # Remove one class-c customer: given j customers at k, it is one of
+                    # them with probability t(j) = min(j share / Q_k, 1).
                     ratio = share / station_queue[k] if station_queue[k] > 0.0 else 0.0
+                    head_mass = 0.0
+                    head_moment = 0.0
                     for j in range(J - 1):
                         if alone:
                             est = 1.0 if j == 0 else 0.0
                             removal[k, j, c] = est
                         else:
-                            est = marginal[k, j] * (1.0 - j * ratio) + (j + 1) * marginal[k, j + 1] * ratio
+                            est = marginal[k, j] * (1.0 - min(j * ratio, 1.0)) \
+                                + marginal[k, j + 1] * min((j + 1) * ratio, 1.0)
                             removal[k, j, c] = est
                             est += marginal_correction[k, j, c]
                             if est < 0.0:
                                 est = 0.0
                         r += coef[k, j] * est
-                residence[k, c] = d * r
+                        head_mass += est
+                        head_moment += (j + 1) * est
+                    # The mean and the head come from different estimates; keep them
+                    # consistent: the tail (j >= J - 1 found) holds at least J each.
+                    floor = head_moment + J * max(0.0, 1.0 - head_mass)
+                    if arriving < floor:
+                        arriving = floor
+                residence[k, c] = d * (r + arriving * inv_last[k])
         change = 0.0
         for c in range(C):
             if population[c] == 0.0:
@@ -129,19 +141,23 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                 if population[c] == 0.0:
                     queue[k, c] = 0.0
                     continue
-                q = throughput[c] * residence[k, c]
+                q = queue[k, c] + relaxation * (throughput[c] * residence[k, c] - queue[k, c])
                 change = max(change, abs(q - queue[k, c]) / population[c])
                 queue[k, c] = q
         for k in range(M):
             if cap_len[k] >= 2 and not is_delay[k]:
                 change = max(change, _update_marginal(k, cap_len[k], capacity, demand, throughput, queue,
                                                       population, marginal_correction, total, alone,
-                                                      work_u, work_v, marginal))
+                                                      work_u, work_v, relaxation, marginal))
         # a slowly contracting iteration is farther from its fixed point than its last step
-        error = change
-        if previous < np.inf and change > 0.0:
+        # (below a few ulps the ratio of changes is rounding noise, not contraction)
+        error = change / relaxation
+        if previous < np.inf and change > 1e-14:
             rho = min(change / previous, 0.999)
-            error = max(change, change * rho / (1.0 - rho))
+            error = max(change, change * rho / (1.0 - rho)) / relaxation
+            if change >= previous and iterations > 10:
+                # not contracting (a cycle): damp the queue and marginal updates
+                relaxation = max(relaxation * 0.5, 1.0 / 64.0)
         if error <= tol:
             break
     return throughput, residence, removal, iterations, error
@@ -149,28 +165,24 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
 
 @_jit
 def _update_marginal(k, J, capacity, demand, throughput, queue, population, marginal_correction, total,
-                     alone, u, v, marginal):
+                     alone, u, v, relaxation, marginal):
     """Marginal p_k(0..J-1 | n) consistent with the current throughputs and queue lengths;
     returns the largest change.
 
     p(j|n) = sum_c X_c D_kc p(j-1 | n - e_c) / alpha_j (j >= 1) with the arrival-instant
-    estimate p(j-1 | n - e_c) = p(j-1)(1 - (j-1) r_c) + j p(j) r_c + G_c(j-1), where
-    r_c = (Q_kc / n_c) / Q_k, is linear in p: solved exactly, p(j) = u_j p(0) + v_j, then
+    estimate p(j-1 | n - e_c) = p(j-1)(1 - t_c(j-1)) + p(j) t_c(j) + G_c(j-1), where
+    t_c(j) = min(j r_c, 1), r_c = (Q_kc / n_c) / Q_k, is linear in p: solved exactly, p(j) = u_j p(0) + v_j, then
     p(0) from the utilisation law sum_j alpha(j) p(j) = sum_c X_c D_kc.  (Iterating
     p(j) <- p(j-1) instead shifts the distribution by one place per iteration and
-    oscillates.)
+    oscillates.)  When the head covers every possible count (n's total <= J - 1), p(0)
+    comes from normalisation instead, which keeps the distribution proper.
     """
     C = demand.shape[1]
     station_queue = 0.0
     load = 0.0
-    removal_rate = 0.0
     for c in range(C):
         station_queue += queue[k, c]
         load += throughput[c] * demand[k, c]
-    if station_queue > 0.0:
-        for c in range(C):
-            if population[c] > 0.0:
-                removal_rate += throughput[c] * demand[k, c] * queue[k, c] / (population[c] * station_queue)
     alpha_last = capacity[k, J - 1]
     u[0] = 1.0
     v[0] = 0.0
@@ -184,25 +196,38 @@ def _update_marginal(k, J, capacity, demand, throughput, queue, population, marg
             v[j] = load / alpha_j if j == 1 else 0.0
         else:
             stay = 0.0
+            leave = 0.0
             correction = 0.0
             for c in range(C):
                 if population[c] > 0.0:
                     x_d = throughput[c] * demand[k, c]
                     r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
-                    stay += x_d * (1.0 - (j - 1) * r_c)
+                    stay += x_d * (1.0 - min((j - 1) * r_c, 1.0))
+                    leave += x_d * min(j * r_c, 1.0)
                     correction += x_d * marginal_correction[k, j - 1, c]
-            rest = alpha_j - j * removal_rate
-            if rest < 1e-12 * alpha_j:
-                rest = 1e-12 * alpha_j
+            rest = alpha_j - leave
+            if rest < 1e-6 * alpha_j:
+                # nearly all of this station's customers never leave it: the forward
+                # recursion is singular; solve the whole system with pivoting instead
+                return _update_marginal_dense(k, J, capacity, demand, throughput, queue, population,
+                                              marginal_correction, total, station_queue, load, relaxation,
+                                              marginal)
             u[j] = stay * u[j - 1] / rest
             v[j] = (stay * v[j - 1] + correction) / rest
     weight = 0.0
-    free = alpha_last - load
-    for j in range(J):
-        alpha_j = capacity[k, j - 1] if j > 0 else 0.0
-        weight += (alpha_last - alpha_j) * u[j]
-        free -= (alpha_last - alpha_j) * v[j]
-    p0 = free / weight if weight > 0.0 else 0.0
+    if total <= J - 1:  # the head is the whole distribution: normalise it
+        free = 1.0
+        for j in range(J):
+            weight += u[j]
+            free -= v[j]
+    else:
+        free = alpha_last - load
+        for j in range(J):
+            alpha_j = capacity[k, j - 1] if j > 0 else 0.0
+            weight += (alpha_last - alpha_j) * u[j]
+            free -= (alpha_last - alpha_j) * v[j]
+    # (weight < 0 is legitimate for a capacity function that decreases somewhere)
+    p0 = free / weight if weight != 0.0 else 0.0
     if p0 < 0.0:
         p0 = 0.0
     change = 0.0
@@ -210,6 +235,53 @@ def _update_marginal(k, J, capacity, demand, throughput, queue, population, marg
         p = u[j] * p0 + v[j]
         if p < 0.0:
             p = 0.0
+        p = marginal[k, j] + relaxation * (p - marginal[k, j])
+        change = max(change, abs(p - marginal[k, j]))
+        marginal[k, j] = p
+    return change
+
+
+@_jit
+def _update_marginal_dense(k, J, capacity, demand, throughput, queue, population, marginal_correction,
+                           total, station_queue, load, relaxation, marginal):
+    """The system of :func:`_update_marginal` (J recursion and utilisation-law rows) solved
+    by LU with partial pivoting; for the near-singular cases only (O(J^3))."""
+    C = demand.shape[1]
+    alpha_last = capacity[k, J - 1]
+    system = np.zeros((J, J))
+    rhs = np.zeros(J)
+    if total <= J - 1:
+        system[0, :] = 1.0
+        rhs[0] = 1.0
+    else:
+        for j in range(J):
+            system[0, j] = alpha_last - (capacity[k, j - 1] if j > 0 else 0.0)
+        rhs[0] = alpha_last - load
+    for j in range(1, J):
+        if j > total:
+            system[j, j] = 1.0
+            continue
+        alpha_j = capacity[k, j - 1]
+        stay = 0.0
+        leave = 0.0
+        correction = 0.0
+        for c in range(C):
+            if population[c] > 0.0:
+                x_d = throughput[c] * demand[k, c]
+                r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
+                stay += x_d * (1.0 - min((j - 1) * r_c, 1.0))
+                leave += x_d * min(j * r_c, 1.0)
+                correction += x_d * marginal_correction[k, j - 1, c]
+        system[j, j] = alpha_j - leave
+        system[j, j - 1] = -stay
+        rhs[j] = correction
+    solution = np.linalg.lstsq(system, rhs)[0]
+    change = 0.0
+    for j in range(J):
+        p = solution[j]
+        if p < 0.0:
+            p = 0.0
+        p = marginal[k, j] + relaxation * (p - marginal[k, j])
         change = max(change, abs(p - marginal[k, j]))
         marginal[k, j] = p
     return change

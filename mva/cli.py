@@ -75,6 +75,10 @@ def _open_output(path: str | None, force: bool):
 def _cmd_solve(args) -> int:
     from . import load_network, solve
 
+    # only the options the user gave: a method without them then says so (exit 2)
+    options = {name: value for name, value in (("tol", args.tol), ("max_iter", args.max_iter),
+                                                ("max_outer", args.max_outer),
+                                                ("multiserver", args.multiserver)) if value is not None}
     results = []
     for path in args.files:
         try:
@@ -83,10 +87,10 @@ def _cmd_solve(args) -> int:
             raise ModelError(f"{path}: {exc.field}", exc.problem) from None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", NumericalWarning)
-            result = solve(network, method=args.method)
+            result = solve(network, method=args.method, **options)
         for w in caught:
             print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
-        if not result.converged:
+        if not result.converged and not caught:
             print(f"mva: warning: {path}: method {result.method} did not converge "
                   f"({result.iterations} iterations)", file=sys.stderr)
         results.append((path, network, result))
@@ -123,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
     solve_p.add_argument("files", nargs="+", metavar="NETWORK_FILE")
     solve_p.add_argument("--method", default="exact", choices=sorted(METHODS),
                          help="solution method (default: exact)")
+    solve_p.add_argument("--tol", type=float, metavar="X",
+                         help="convergence tolerance of an approximate method (default 1e-8)")
+    solve_p.add_argument("--max-iter", type=int, metavar="N",
+                         help="iteration cap of an approximate method (default 10000)")
+    solve_p.add_argument("--max-outer", type=int, metavar="N",
+                         help="outer iteration cap of linearizer (default 100)")
+    solve_p.add_argument("--multiserver", choices=("marginal", "seidmann"),
+                         help="multi-server treatment of an approximate method (default marginal)")
     solve_p.add_argument("--format", default="table", choices=("table", "json", "csv"),
                          help="output format (default: table); json is one object per line per file")
     solve_p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
