@@ -62,3 +62,32 @@ def test_version_and_help(capsys):
         main(["--version"])
     assert exc.value.code == 0
     assert main([]) == 2
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_approximate_methods_and_their_options(method, capsys):
+    assert main(["solve", TOML, "--method", method, "--tol", "1e-10", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["method"] == method and record["converged"] is True
+    expected = solve(load_network(TOML), method, tol=1e-10)
+    assert record["throughput"] == pytest.approx(list(expected.throughput), rel=1e-12)
+
+
+def test_non_convergence_warns_on_stderr_and_strict_exits_3(capsys):
+    assert main(["solve", TOML, "--method", "schweitzer", "--max-iter", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "WARNING: not converged" in captured.out
+    assert captured.err.count("\n") == 1 and "schweitzer: not converged after 2 iterations" in captured.err
+    assert main(["solve", TOML, "--method", "schweitzer", "--max-iter", "2", "--strict"]) == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tol", "1e-6"], "method 'exact' has no option(s) tol"),
+    (["--method", "linearizer", "--tol", "0"], "options.tol: must be a number in (0, 1)"),
+    (["--method", "schweitzer", "--max-outer", "3"], "has no option(s) max_outer"),
+    (["--method", "linearizer", "--max-iter", "0"], "options.max_iter: must be an integer >= 1"),
+])
+def test_bad_method_options_are_one_line_and_status_2(args, message, capsys):
+    assert main(["solve", TOML, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
