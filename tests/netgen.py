@@ -5,21 +5,10 @@ import math
 
 import numpy as np
 
-from mva import Network, Station
+from mva import Network
+from mva.random_networks import random_station  # noqa: F401  (tests import it from here)
 
 KINDS = ("queue", "delay", "multi", "ld")
-
-
-def random_station(rng, name, n_classes, kind=None):
-    kind = kind or KINDS[rng.integers(len(KINDS))]
-    demand = rng.uniform(0.05, 1.0, n_classes)
-    demand[rng.random(n_classes) < 0.15] = 0.0  # some classes skip some stations
-    if kind == "multi":
-        return Station(name, "multi", demand, servers=int(rng.integers(1, 4)))
-    if kind == "ld":
-        cap = np.round(rng.uniform(0.3, 3.0, int(rng.integers(1, 5))), 3)
-        return Station(name, "ld", demand, capacity=cap)
-    return Station(name, kind, demand)
 
 
 def enumeration_size(n_stations, population):
