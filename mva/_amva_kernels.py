@@ -195,16 +195,8 @@ def _update_marginal(k, J, capacity, demand, throughput, queue, population, marg
             u[j] = 0.0
             v[j] = load / alpha_j if j == 1 else 0.0
         else:
-            stay = 0.0
-            leave = 0.0
-            correction = 0.0
-            for c in range(C):
-                if population[c] > 0.0:
-                    x_d = throughput[c] * demand[k, c]
-                    r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
-                    stay += x_d * (1.0 - min((j - 1) * r_c, 1.0))
-                    leave += x_d * min(j * r_c, 1.0)
-                    correction += x_d * marginal_correction[k, j - 1, c]
+            stay, leave, correction = _transition_terms(k, j, demand, throughput, queue, population,
+                                                        station_queue, marginal_correction)
             rest = alpha_j - leave
             if rest < 1e-6 * alpha_j:
                 # nearly all of this station's customers never leave it: the forward
@@ -230,15 +222,9 @@ def _update_marginal(k, J, capacity, demand, throughput, queue, population, marg
     p0 = free / weight if weight != 0.0 else 0.0
     if p0 < 0.0:
         p0 = 0.0
-    change = 0.0
     for j in range(J):
-        p = u[j] * p0 + v[j]
-        if p < 0.0:
-            p = 0.0
-        p = marginal[k, j] + relaxation * (p - marginal[k, j])
-        change = max(change, abs(p - marginal[k, j]))
-        marginal[k, j] = p
-    return change
+        u[j] = u[j] * p0 + v[j]
+    return _store_marginal(k, J, u, relaxation, marginal)
 
 
 @_jit
@@ -246,7 +232,6 @@ def _update_marginal_dense(k, J, capacity, demand, throughput, queue, population
                            total, station_queue, load, relaxation, marginal):
     """The system of :func:`_update_marginal` (J recursion and utilisation-law rows) solved
     by LU with partial pivoting; for the near-singular cases only (O(J^3))."""
-    C = demand.shape[1]
     alpha_last = capacity[k, J - 1]
     system = np.zeros((J, J))
     rhs = np.zeros(J)
@@ -261,26 +246,38 @@ def _update_marginal_dense(k, J, capacity, demand, throughput, queue, population
         if j > total:
             system[j, j] = 1.0
             continue
-        alpha_j = capacity[k, j - 1]
-        stay = 0.0
-        leave = 0.0
-        correction = 0.0
-        for c in range(C):
-            if population[c] > 0.0:
-                x_d = throughput[c] * demand[k, c]
-                r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
-                stay += x_d * (1.0 - min((j - 1) * r_c, 1.0))
-                leave += x_d * min(j * r_c, 1.0)
-                correction += x_d * marginal_correction[k, j - 1, c]
-        system[j, j] = alpha_j - leave
+        stay, leave, correction = _transition_terms(k, j, demand, throughput, queue, population,
+                                                    station_queue, marginal_correction)
+        system[j, j] = capacity[k, j - 1] - leave
         system[j, j - 1] = -stay
         rhs[j] = correction
-    solution = np.linalg.lstsq(system, rhs)[0]
+    return _store_marginal(k, J, np.linalg.lstsq(system, rhs)[0], relaxation, marginal)
+
+
+@_jit
+def _transition_terms(k, j, demand, throughput, queue, population, station_queue, marginal_correction):
+    """Coefficients of row j of the marginal system: the rate into j from j - 1 (stay),
+    the rate out of j that removes the tagged customer (leave), and the Linearizer
+    correction term."""
+    stay = 0.0
+    leave = 0.0
+    correction = 0.0
+    for c in range(demand.shape[1]):
+        if population[c] > 0.0:
+            x_d = throughput[c] * demand[k, c]
+            r_c = queue[k, c] / (population[c] * station_queue) if station_queue > 0.0 else 0.0
+            stay += x_d * (1.0 - min((j - 1) * r_c, 1.0))
+            leave += x_d * min(j * r_c, 1.0)
+            correction += x_d * marginal_correction[k, j - 1, c]
+    return stay, leave, correction
+
+
+@_jit
+def _store_marginal(k, J, values, relaxation, marginal):
+    """Write the (clipped at 0, relaxed) new marginal p_k(0..J-1); return the largest change."""
     change = 0.0
     for j in range(J):
-        p = solution[j]
-        if p < 0.0:
-            p = 0.0
+        p = values[j] if values[j] > 0.0 else 0.0
         p = marginal[k, j] + relaxation * (p - marginal[k, j])
         change = max(change, abs(p - marginal[k, j]))
         marginal[k, j] = p
