@@ -25,18 +25,10 @@ import warnings
 import numpy as np
 
 from mva import NumericalWarning, solve
-from mva.random_networks import random_closed_network
+from mva.random_networks import random_study_sample
 
 VARIANTS = (("schweitzer", "marginal"), ("schweitzer", "seidmann"),
             ("linearizer", "marginal"), ("linearizer", "seidmann"))
-
-
-def sample(count, seed):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        yield random_closed_network(rng, int(rng.integers(1, 7)), int(rng.integers(2, 16)),
-                                    kind_weights=dict(queue=4, delay=1, multi=1.5, ld=1.5),
-                                    max_population=50, max_lattice=20_000, monotone_capacity=True)
 
 
 def _has_marginal_stations(network):
@@ -53,7 +45,8 @@ def relative(a, b):
 def run(count, seed):
     errors = {v: {"throughput": [], "response": [], "queue": [], "converged": [], "seconds": [],
                   "throughput_plain": [], "throughput_marginal": []} for v in VARIANTS}
-    for network in sample(count, seed):
+    for network in random_study_sample(seed, count, max_classes=6, max_stations=15,
+                                       max_population=50, max_lattice=20_000):
         exact = solve(network)
         marginal = _has_marginal_stations(network)
         for variant in VARIANTS:

@@ -8,6 +8,29 @@ from ._kernels import _jit
 
 
 @_jit
+def estimated_error(change, previous, relaxation):
+    """Distance to the fixed point of a linearly converging iteration, and whether it
+    contracts.
+
+    With rho = change / previous (the observed contraction), the remaining error is about
+    change * rho / (1 - rho); never less than the change itself, and divided by the
+    relaxation factor in use (a damped step is that share of the full one).  Below a
+    few ulps the ratio of changes is rounding noise, so the change is taken as it is.
+    """
+    if previous == np.inf or change <= 1e-14:
+        return change / relaxation, True
+    rho = min(change / previous, 0.999) if previous > 0.0 else 0.999
+    return max(change, change * rho / (1.0 - rho)) / relaxation, change < previous
+
+
+@_jit
+def damped(relaxation):
+    """The next relaxation factor when an iteration stops contracting (a two-cycle,
+    typically through a clipped estimate): halve it, down to 1/64."""
+    return max(relaxation * 0.5, 1.0 / 64.0)
+
+
+@_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
                      marginal_correction, queue, marginal, tol, max_iter):
     """Solve the approximate-MVA equations at one population vector by successive
@@ -28,11 +51,9 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        p_k(j | n - e_c) (0 for Bard-Schweitzer).
     queue : (M, C) in/out              start values, then the solution Q_kc(n).
     marginal : (M, Jmax) in/out        p_k(j | n), j < J_k; start values, then solution.
-    tol : float                        stop when the estimated remaining error is <= tol:
-                                       the largest change of an iteration (|dX_c| / X_c,
-                                       |dQ_kc| / n_c, |dp_k(j)|) times rho / (1 - rho),
-                                       rho the observed contraction (ratio of successive
-                                       changes), and the change itself is <= tol.
+    tol : float                        stop when :func:`estimated_error` of the largest
+                                       change of an iteration (|dX_c| / X_c, |dQ_kc| / n_c,
+                                       |dp_k(j)|) is <= tol.
     max_iter : int
 
     Returns
@@ -40,7 +61,8 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
     throughput : (C,), residence : (M, C),
     removal : (M, Jmax, C)   proportional estimate of p_k(j | n - e_c), j < J_k - 1,
                              before any correction (Linearizer measures its error),
-    iterations : int, error : float (the estimated remaining error, as for tol).
+    iterations : int, error : float (the estimated remaining error, see
+    :func:`estimated_error`).
     """
     M, C = demand.shape
     jmax = capacity.shape[1]
@@ -149,15 +171,9 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                 change = max(change, _update_marginal(k, cap_len[k], capacity, demand, throughput, queue,
                                                       population, marginal_correction, total, alone,
                                                       work_u, work_v, relaxation, marginal))
-        # a slowly contracting iteration is farther from its fixed point than its last step
-        # (below a few ulps the ratio of changes is rounding noise, not contraction)
-        error = change / relaxation
-        if previous < np.inf and change > 1e-14:
-            rho = min(change / previous, 0.999)
-            error = max(change, change * rho / (1.0 - rho)) / relaxation
-            if change >= previous and iterations > 10:
-                # not contracting (a cycle): damp the queue and marginal updates
-                relaxation = max(relaxation * 0.5, 1.0 / 64.0)
+        error, contracting = estimated_error(change, previous, relaxation)
+        if not contracting and iterations > 10:
+            relaxation = damped(relaxation)  # a cycle: damp the queue and marginal updates
         if error <= tol:
             break
     return throughput, residence, removal, iterations, error

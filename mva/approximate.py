@@ -33,13 +33,14 @@ Multi-server and load-dependent stations
     j = 1..J-1 and p(0|N) from the utilisation law sum_j alpha(j) p(j|N) = sum_c X_c D_kc,
     generalised here from alpha(j) = min(j, m) to any capacity function.  For the marginal
     at N - e_c we do not take p(j|N) itself but remove one class-c customer in the spirit
-    of Schweitzer (our reconstruction): it is at station k with probability
-    pi = Q_kc/N_c, and then among the j present with probability j/Q_k, so
+    of Schweitzer (our reconstruction): given j customers at station k, the removed one
+    is among them with probability t(j) = min(j pi / Q_k, 1), pi = Q_kc/N_c, so
 
-        p(j | N - e_c) ~= p(j|N) (1 - j pi/Q_k) + (j + 1) p(j+1|N) pi/Q_k,
+        p(j | N - e_c) ~= p(j|N) (1 - t(j)) + p(j+1|N) t(j+1),
 
     which keeps the distribution normalised, has exactly Schweitzer's mean
-    Q_k(N) - Q_kc/N_c, and is exact when the total population is 1.  Linearizer adds to
+    Q_k(N) - Q_kc/N_c while no t(j) reaches 1, and is exact when the total population
+    is 1.  The marginal at N is then solved from the recursion, not iterated.  Linearizer adds to
     it the correction measured at N - e_c, G_kjc = p_k(j|N - e_c) - (the estimate at N),
     as it does for queue lengths (the marginal-probability Linearizer of
     A. E. Krzesinski and J. Greyling, "Improved Linearizer methods for queueing networks
@@ -70,7 +71,7 @@ import warnings
 
 import numpy as np
 
-from ._amva_kernels import amva_fixed_point
+from ._amva_kernels import amva_fixed_point, damped, estimated_error
 from .errors import ModelError, NumericalWarning
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
@@ -131,7 +132,6 @@ class _State:
     """Queue lengths and marginals of the closed part at one population vector."""
 
     def __init__(self, plan, population, queue=None, marginal=None):
-        M, C = plan.closed_demand.shape
         self.population = np.asarray(population, dtype=float)
         if queue is None:
             # start from customers spread in proportion to demand (think time included)
@@ -158,33 +158,23 @@ def _zero_corrections(plan):
     return np.zeros((M, C)), np.zeros((M, plan.table.shape[1], C))
 
 
-def _finish(network, plan, method, state, start, iterations, converged, message, extras):
-    if not converged:
-        warnings.warn(f"{method}: {message}", NumericalWarning, stacklevel=3)
-    if state is None:
-        return assemble_result(network, plan, method, None, None, None, None, converged=converged,
-                               iterations=iterations, solve_seconds=time.perf_counter() - start,
-                               message=message, extras=extras)
-    return assemble_result(network, plan, method, state.throughput, state.residence, state.queue.sum(axis=1),
-                           state.marginal, converged=converged, iterations=iterations,
-                           solve_seconds=time.perf_counter() - start, message=message, extras=extras)
-
-
 def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
     _check_options(tol, max_iter, multiserver, **more)
     _warm_up()
     start = time.perf_counter()
-    if multiserver == "seidmann" and any(s.kind == "multi" and s.servers > 1 for s in network.stations):
-        split, groups = _seidmann(network)
-        result = _approximate(split, method, tol, max_iter, "marginal", driver, **more)
-        result.extras["multiserver"] = "seidmann"
-        return _merge_seidmann(network, result, groups)
-    plan = SolverPlan.of(network)
     extras = {"multiserver": multiserver}
-    if plan.population.sum() == 0:
-        return _finish(network, plan, method, None, start, 0, True, "", extras)
-    state, iterations, converged, message = driver(plan, tol, max_iter, extras, **more)
-    return _finish(network, plan, method, state, start, iterations, converged, message, extras)
+    split = multiserver == "seidmann" and any(s.kind == "multi" and s.servers > 1 for s in network.stations)
+    solved, groups = _seidmann(network) if split else (network, None)
+    plan = SolverPlan.of(solved)
+    state, iterations, converged, message = (None, 0, True, "") if plan.population.sum() == 0 else \
+        driver(plan, tol, max_iter, extras, **more)
+    if not converged:
+        warnings.warn(f"{method}: {message}", NumericalWarning, stacklevel=3)
+    closed = (None,) * 4 if state is None else \
+        (state.throughput, state.residence, state.queue.sum(axis=1), state.marginal)
+    result = assemble_result(solved, plan, method, *closed, converged=converged, iterations=iterations,
+                             solve_seconds=time.perf_counter() - start, message=message, extras=extras)
+    return _merge_seidmann(network, result, groups) if split else result
 
 
 def _schweitzer_driver(plan, tol, max_iter, extras):
@@ -240,7 +230,6 @@ def schweitzer(network: Network, tol: float = 1e-8, max_iter: int = 10_000,
 def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
     population = plan.population.astype(float)
     M, C = plan.closed_demand.shape
-    J = plan.table.shape[1]
     present = np.flatnonzero(population > 0)
     # Inner fixed points are solved 10x tighter than the outer tolerance, so that their
     # residual error does not masquerade as movement of the corrections.
@@ -256,7 +245,7 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
         scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
         subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy())
     fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
-    marginal_shift = np.zeros((M, J, C))     # G[k, j, c]
+    marginal_shift = np.zeros_like(zero_p)   # G[k, j, c]
     outer_error, change = np.inf, np.inf
     relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
     outer = 0
@@ -281,13 +270,9 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
         previous, change = change, max(
             np.max(np.abs(main.throughput - before_x)[present] / main.throughput[present]),
             np.max(np.abs(main.queue - before_q)[:, present] / population[present]))
-        outer_error = change
-        if previous < np.inf and change > 1e-14:  # as in the inner iteration: slow contraction
-            rho = min(change / previous, 0.999) if previous > 0 else 0.999
-            outer_error = max(change, change * rho / (1 - rho))
-            if change >= previous:
-                # not contracting: typically a two-cycle through a clipped estimate; damp
-                relaxation = max(relaxation / 2, 1 / 64)
+        outer_error, contracting = estimated_error(change, previous, relaxation)
+        if not contracting:
+            relaxation = damped(relaxation)
         if outer_error <= tol and inner_ok:
             break
     extras["outer_iterations"] = outer

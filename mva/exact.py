@@ -141,12 +141,11 @@ def exact_mva(network: Network) -> Result:
     _warm_up()
     start = time.perf_counter()
     plan = SolverPlan.of(network)
+    closed = (None,) * 4
     if plan.population.sum() > 0:
         x_lattice, r_closed, q_closed, marginal = _closed_lattice(plan)
-        return assemble_result(network, plan, "exact", x_lattice[-1], r_closed, q_closed, marginal,
-                               solve_seconds=time.perf_counter() - start)
-    return assemble_result(network, plan, "exact", None, None, None, None,
-                           solve_seconds=time.perf_counter() - start)
+        closed = (x_lattice[-1], r_closed, q_closed, marginal)
+    return assemble_result(network, plan, "exact", *closed, solve_seconds=time.perf_counter() - start)
 
 
 _WARM = False

@@ -10,7 +10,11 @@ import numpy as np
 from .exact import MAX_LATTICE_POINTS
 from .network import STATION_KINDS, Network, Station
 
-__all__ = ["random_station", "random_closed_network", "lattice_points"]
+__all__ = ["random_station", "random_closed_network", "random_study_sample", "lattice_points",
+           "STUDY_KIND_WEIGHTS"]
+
+#: Station mix of the accuracy studies: mostly queues, some of every other kind.
+STUDY_KIND_WEIGHTS = {"queue": 4.0, "delay": 1.0, "multi": 1.5, "ld": 1.5}
 
 
 def random_station(rng: np.random.Generator, name: str, n_classes: int, kind: str | None = None,
@@ -93,3 +97,18 @@ def random_closed_network(rng: np.random.Generator, n_classes: int, n_stations: 
             c = int(np.argmax(population))
             population[c] = max(1, population[c] * 3 // 4)
         return Network(stations, population=population.tolist(), think_time=think.tolist())
+
+
+def random_study_sample(seed: int, count: int, max_classes: int, max_stations: int, **options):
+    """``count`` networks for an accuracy study, reproducible from ``seed``.
+
+    Each has 1..``max_classes`` classes and 2..``max_stations`` stations drawn in the
+    :data:`STUDY_KIND_WEIGHTS` mix, with increasing concave ``ld`` capacity functions
+    (the kind of server the approximations target); ``options`` go to
+    :func:`random_closed_network` (e.g. ``max_population``, ``max_lattice``).
+    """
+    rng = np.random.default_rng(seed)
+    options = {"kind_weights": STUDY_KIND_WEIGHTS, "monotone_capacity": True, **options}
+    for _ in range(count):
+        yield random_closed_network(rng, int(rng.integers(1, max_classes + 1)),
+                                    int(rng.integers(2, max_stations + 1)), **options)

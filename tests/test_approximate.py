@@ -9,7 +9,7 @@ from hypothesis import assume, given, strategies as st
 
 import reference_amva
 from mva import ModelError, Network, NumericalWarning, Station, solve
-from mva.random_networks import random_closed_network
+from mva.random_networks import random_study_sample
 from test_properties import closed_networks
 
 METHODS = ("schweitzer", "linearizer")
@@ -136,19 +136,12 @@ def test_invariants(method, net):
     assert np.all(result.residence_time[plain][:, active] >= net.demands[plain][:, active] * (1 - 1e-9))
 
 
-def _sample(seed, count):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        yield random_closed_network(rng, int(rng.integers(1, 5)), int(rng.integers(2, 9)),
-                                    kind_weights=dict(queue=4, delay=1, multi=1.5, ld=1.5),
-                                    max_population=20, max_lattice=2_000, monotone_capacity=True)
-
-
 def test_linearizer_at_least_as_accurate_as_schweitzer():
     """On a random sample (all station kinds), Linearizer's mean and worst throughput errors
     are below Bard-Schweitzer's; the full-size study is benchmarks/accuracy_approximate.py."""
     errors = {m: [] for m in METHODS}
-    for net in _sample(11, 40):
+    for net in random_study_sample(11, 40, max_classes=4, max_stations=8, max_population=20,
+                                   max_lattice=2_000):
         exact = solve(net).throughput
         for m in METHODS:
             result = solve(net, m)
