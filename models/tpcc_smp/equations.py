@@ -1,0 +1,160 @@
+"""The service-demand equations of seed 002, section 3.2 (eq. 3.1, 3.5-3.10), as pure functions.
+
+Arrays carry a leading class axis ``c`` (one class for the paper's single-class model,
+five for the per-transaction variant); devices follow.  Times are in seconds, throughputs
+in transactions per second, utilisations are fractions.  Nothing here iterates: the
+contention terms take utilisations as inputs and :mod:`models.tpcc_smp.model` solves the
+fixed point.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["mean_think_time", "table_access_distribution", "memory_bus_demand", "memory_demand",
+           "io_bus_demand", "io_bus_contention", "disk_demand", "parallel_disk_time",
+           "DISK_PARALLELISM", "tpmc"]
+
+DISK_PARALLELISM = ("paper", "conditional", "serial")
+
+
+def mean_think_time(mix, keying, think, menu=0.0):
+    """Mean think time per interaction, eq. 3.1: ``Z = sum_i P_i Z_i`` (s).
+
+    ``Z_i = min(menu response time) + min(keying time) + min(mean think time)``; the paper
+    takes the menu response time as 0.  With Table 2 this is 9.63 s + 11.36 s = 20.99 s
+    (eq. 3.1 states it as ``9.63 - 11.36 ln r``, whose mean is 20.99 s).
+    """
+    return float(np.dot(mix, np.asarray(keying) + np.asarray(think) + menu))
+
+
+def table_access_distribution(counts, weights=None):
+    """Probability that a database access goes to each table (section 3.2, end).
+
+    ``counts`` (C, T): mean accesses per transaction of type c to table t (Table 4).  With
+    ``weights`` (the mix), the result is "the ratio of the number of accesses of the table
+    to the number of accesses of all tables", shape (T,); without, one row per type.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if weights is None:
+        return counts / counts.sum(axis=1, keepdims=True)
+    total = np.asarray(weights) @ counts
+    return total / total.sum()
+
+
+def memory_bus_demand(cpu_visits, disk_visits, request, reply):
+    """Eq. 3.5: ``D_MBus = (V_CPU-Mem + V_Disk-Mem)(S_MBusRequest + S_MBusReply)`` (s)."""
+    return (np.asarray(cpu_visits) + np.asarray(disk_visits)) * (request + reply)
+
+
+def memory_demand(cpu_visits, disk_visits, latency, request, reply, u_bus, u_bus_memory):
+    """Eq. 3.6: memory demand with the split-transaction bus's second acquisition (s).
+
+    ``D_Mem = (V_CPU-Mem + V_Disk-Mem) (S_Mem + (S_Req + S_Rep)/2 * (U_MBus - U_MBus(Mem)) / (1 - U_MBus))``
+
+    ``u_bus_memory`` is ``U_MBus(Mem)``, the part of the bus utilisation caused by memory
+    (CPU) traffic, so the contention counts the other source, disk transfers, as the paper
+    writes it.  ``u_bus`` must be < 1.
+    """
+    contention = 0.5 * (request + reply) * (u_bus - u_bus_memory) / (1.0 - u_bus)
+    return (np.asarray(cpu_visits) + np.asarray(disk_visits)) * (latency + contention)
+
+
+def io_bus_demand(reads, writes, bus_of_disk, n_buses, request, reply, bus_latency, disk_time):
+    """Eq. 3.7: I/O bus demand per bus, and each disk's share of it (s).
+
+    A read holds the bus for ``S_IOBusReq + S_IOBusRep`` (the disk releases the bus while
+    it seeks); a write holds it for ``S_IOBus + S_seek + S_latency + S_transfer``
+    (``disk_time`` is the last three summed: no immediate reporting).
+
+    Parameters
+    ----------
+    reads, writes : (C, D) visits per transaction to each disk.
+    bus_of_disk : (D,) 0-based bus index of each disk (the mapping F).
+
+    Returns
+    -------
+    per_bus : (C, B);  per_disk : (C, D), the bus time caused by each disk.
+    """
+    per_disk = np.asarray(reads) * (request + reply) + np.asarray(writes) * (bus_latency + disk_time)
+    per_bus = np.zeros((per_disk.shape[0], n_buses))
+    for d, b in enumerate(bus_of_disk):
+        per_bus[:, b] += per_disk[:, d]
+    return per_bus, per_disk
+
+
+def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_disk):
+    """Waiting time of a read to regain its I/O bus, per disk (s), section 3.2:
+
+    ``Contention_i = (P_w S_IOBus + P_r (S_IOBusReq + S_IOBusRep)) (U_i - U_i(j)) / (1 - U_i)``
+
+    The bracket is the mean time the bus is held per operation (the MVA residual-service
+    approximation, as for the memory bus); ``write_hold`` is a write's share of it, printed
+    as ``S_IOBus`` although eq. 3.7 makes a write hold the bus for
+    ``S_IOBus + S_seek + S_latency + S_transfer`` (the model's ``io.write_bus_hold`` picks).
+    ``u_bus`` (D,) is the utilisation of each disk's bus, ``u_bus_by_disk`` (D,) the part
+    of it caused by the disk itself; ``read_share`` is P_r (P_w = 1 - P_r).
+    """
+    mean_hold = (1.0 - read_share) * write_hold + read_share * (request + reply)
+    return mean_hold * (np.asarray(u_bus) - np.asarray(u_bus_by_disk)) / (1.0 - np.asarray(u_bus))
+
+
+def disk_demand(reads, writes, disk_time, cache_latency, contention):
+    """Eq. 3.8: ``D_Disk = V_read (S_seek + S_latency + S_transfer + S_Dcache + Contention)
+    + V_write (S_seek + S_latency + S_transfer)`` per disk (s); arrays (C, D), contention (D,)."""
+    return np.asarray(reads) * (disk_time + cache_latency + np.asarray(contention)) \
+        + np.asarray(writes) * disk_time
+
+
+def parallel_disk_time(demand, utilization, mode="paper"):
+    """``D_Disk`` of eq. 3.9: the disks' contribution to the I/O system's demand (s).
+
+    Parameters
+    ----------
+    demand : (C, D) per-disk demands of each class;  utilization : (D,) disk utilisations.
+    mode : {"paper", "conditional", "serial"}
+
+    Notes
+    -----
+    The paper gives the two-disk case only,
+    ``U1 U2 max(D1, D2) + U1 (1 - U2) D1 + U2 (1 - U1) D2``,
+    and says "a similar computation is employed" for more disks.  That expression is the
+    expectation of ``max_{i busy} D_i`` when each disk is busy independently with
+    probability ``U_i`` (an empty busy set contributes 0).  We generalise it as exactly
+    that expectation, the only extension that treats every pair of disks as the paper
+    treats two and reduces to the printed formula for ``D = 2``.  Sorting the disks by
+    demand, ``D_(1) >= D_(2) >= ...``, it has the closed form
+    ``sum_i D_(i) U_(i) prod_{j<i} (1 - U_(j))`` (disk i is the slowest busy one), O(D log D)
+    instead of 2^D terms.
+
+    The printed formula is not consistent with the bounds the paper states just above it
+    (``max_i D_i <= D_Disk <= sum_i D_i``): for one disk it gives ``U1 D1``, less than
+    ``D1``.  So two alternatives are offered:
+
+    - ``"conditional"``: the same expectation given that at least one disk is busy
+      (divided by ``1 - prod (1 - U_i)``); one disk gives ``D1``.
+    - ``"serial"``: ``sum_i D_i``, the standard MVA treatment (a transaction's disk
+      operations are sequential; overlap across transactions is what the queueing
+      model already captures), the paper's upper bound.
+    """
+    demand = np.atleast_2d(np.asarray(demand, dtype=float))
+    if mode == "serial":
+        return demand.sum(axis=1)
+    u = np.clip(np.asarray(utilization, dtype=float), 0.0, 1.0)
+    out = np.empty(demand.shape[0])
+    for c in range(demand.shape[0]):
+        order = np.argsort(-demand[c], kind="stable")
+        idle_before = np.concatenate(([1.0], np.cumprod(1.0 - u[order])[:-1]))
+        out[c] = np.sum(demand[c, order] * u[order] * idle_before)
+    if mode == "conditional":
+        busy = 1.0 - np.prod(1.0 - u)
+        if busy > 0.0:
+            out = out / busy
+        else:  # no load yet: the limit U -> 0, where U_i is proportional to D_i
+            weight = demand.sum(axis=0)
+            out = demand @ weight / weight.sum() if weight.sum() > 0 else out
+    return out
+
+
+def tpmc(new_order_throughput_per_s):
+    """Eq. 3.10: tpmC = New-Order completions per minute = ``60 P_I X`` (X in 1/s)."""
+    return 60.0 * new_order_throughput_per_s

@@ -1,0 +1,495 @@
+"""The TPC-C SMP model of seed 002 (Du, Zhang, Dong & Zhang, JPDC 2001), sections 3-5.
+
+A closed network of ``N`` terminals (think time eq. 3.1) and four centres, solved by MVA
+(section 3.2, end):
+
+- ``cpu``: k CPUs with caches as a flow-equivalent service centre (eq. 3.3-3.4), its rate
+  function either obtained by Norton aggregation of a CPU / memory-bus / memory
+  subnetwork (:func:`mva.aggregation.flow_equivalent_station`) or given as a table;
+- ``memory_bus`` (eq. 3.5) and ``memory`` with split-transaction bus contention (eq. 3.6);
+- ``io``: the I/O system of eq. 3.9, the I/O buses (eq. 3.7, read/write asymmetry) plus
+  the disks (eq. 3.8, reads regain the bus) combined for parallelism.
+
+The contention terms of eq. 3.6 and 3.8 and the disk parallelism depend on utilisations,
+which depend on the throughput.  At every population n of the MVA recursion we solve
+that fixed point exactly (to a relative tolerance ``solver.tol`` on the throughput):
+``x = n / (Z + R_cpu(n) + sum_i D_i(x) (1 + Q_i(n-1)))`` has a decreasing right-hand
+side in x, so it has one root, found by bracketing (Brent's method).
+
+Units: service times are entered in processor cycles as in Table 7 and converted with
+``cpu.clock``; think and response times are seconds, throughputs transactions/second,
+tpmC New-Order transactions per minute (eq. 3.10).
+
+Where the paper is silent or inconsistent, the choice is a parameter with a documented
+default (see :data:`PARAMETERS` and ``data/tpcc/README.md``).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import brentq
+
+from mva import Network, Station, exact_mva
+from mva.aggregation import flow_equivalent_station
+from mva.errors import ModelError, NumericalWarning
+from mva.modelkind import (ModelSolution, Parameter, choice, integer, integer_list, real, real_list,
+                           timed)
+
+from . import data
+from .equations import (DISK_PARALLELISM, disk_demand, io_bus_contention, io_bus_demand,
+                        mean_think_time, memory_bus_demand, memory_demand, parallel_disk_time,
+                        table_access_distribution, tpmc)
+
+__all__ = ["TPCCSMP", "PARAMETERS", "disk_visit_scale_from_table12", "class_populations"]
+
+DISK_TIME_KEYS = ("disk.seek_time", "disk.rotation_latency", "disk.transfer_time")
+
+
+def disk_visit_scale_from_table12() -> float:
+    """Default of ``workload.disk_visit_scale``: effective disk visits / Table 6 disk visits.
+
+    Table 6 gives 132.9 reads + 300.5 writes per (mix-weighted) transaction, each costing
+    about 2.54 M cycles of disk time (Table 7): 5.5 s of disk time per transaction, which
+    would cap throughput at 0.18 transactions/s (4.9 tpmC) on one disk, against the
+    paper's 47.2 tpmC for C2.  Table 12 reports C2's disk at 63.4% utilisation at that
+    tpmC, so by the utilisation law (D = U/X) the disk demand is 0.363 s per transaction.
+    With one disk on one bus eq. 3.8 has no contention term, so the ratio of that demand
+    to the Table 6 disk time is the scale, 0.0658: the paper's model must have used about
+    15 times fewer disk visits than Table 6 lists (the paper does not say why; a disk cache
+    or sector-vs-block counting would do it).  This is one published operating point
+    turned into one input by an operational law, not a fit of the model's outputs.
+    """
+    times = data.service_times()
+    mix = data.mix()
+    visits = data.visits()
+    published = data.published_utilization()
+    u_disk = float(published.query("table == 12 and configuration == 'C2' and device == 'disk_1'")
+                   ["utilization_percent"].iloc[0]) / 100.0
+    tp = data.published_tpmc()
+    tpmc_c2 = float(tp.query("table == 10 and configuration == 'mu2'")["tpmC"].iloc[0])
+    throughput = tpmc_c2 / 60.0 / mix[0]                       # transactions/s
+    disk_cycles = times["S_seek"] + times["S_latency"] + times["S_transfer"]
+    per_tx = mix @ visits["disk_read"] * (disk_cycles + times["S_Dcache"]) + mix @ visits["disk_write"] * disk_cycles
+    clock = 200e6
+    return float(u_disk / throughput * clock / per_tx)
+
+
+def _parameters() -> tuple[Parameter, ...]:
+    t7 = data.service_times()
+    keying, think = data.think_components()
+    pos, nonneg = real(0.0, strict=True), real(0.0)
+    P = Parameter
+    return (
+        P("terminals", 48, "terminals", "N, emulated users (section 4.3: 48)", integer(1, 100000)),
+        P("cpus", 1, "CPUs", "k, processors in the CPU centre (Table 9)", integer(1, 1024)),
+        P("io_buses", 1, "buses", "L, I/O buses (Table 9)", integer(1, 1024)),
+        P("disks", 1, "disks", "disks in all (Table 9; the paper's K x L)", integer(1, 4096)),
+        P("cpu.clock", 200e6, "Hz", "processor clock (Table 7: 200 MHz); converts cycles to seconds", pos),
+        P("cpu.cpi", t7["S_CPU"], "cycles/instruction", "S_CPU, cycles per instruction without misses (Table 7)", pos),
+        P("cpu.cache_hit_rate", 0.9, "fraction", "share of memory references that hit the cache "
+          "(section 4.3 rule of thumb: 90%)", real(0.0, 1.0)),
+        P("cpu.sync_efficiency", 1.0, "fraction", "eta: the m-th concurrently busy CPU adds eta^(m-1) of a CPU "
+          "(synchronisation loss; 1 = none; our reconstruction)", real(0.0, 1.0, strict=True)),
+        P("cpu.rate", (), "instructions/cycle", "mu(1..J) of the CPU centre (Fig. 5; constant beyond J); "
+          "empty = Norton aggregation of the CPUs, caches and memory bus", real_list(0.0, strict=True)),
+        P("memory.latency", t7["S_Mem"], "cycles", "S_Mem, memory service time per visit (Table 7)", pos),
+        P("memory_bus.request_latency", t7["S_MBusRequest"], "cycles", "S_MBusRequest (Table 7)", nonneg),
+        P("memory_bus.reply_latency", t7["S_MBusReply"], "cycles", "S_MBusReply (Table 7)", nonneg),
+        P("io_bus.latency", t7["S_IOBus"], "cycles", "S_IOBus, bus time of a write besides the disk access "
+          "(Table 7, SCSI-2)", nonneg),
+        P("io_bus.request_latency", t7["S_IOBusReq"], "cycles", "S_IOBusReq (Table 7)", nonneg),
+        P("io_bus.reply_latency", t7["S_IOBusRep"], "cycles", "S_IOBusRep (Table 7)", nonneg),
+        P("disk.cache_latency", t7["S_Dcache"], "cycles", "S_Dcache, disk cache time of a read (Table 7)", nonneg),
+        P("disk.seek_time", t7["S_seek"], "cycles", "S_seek, average seek (Table 7)", nonneg),
+        P("disk.rotation_latency", t7["S_latency"], "cycles", "S_latency, average rotation latency (Table 7)", nonneg),
+        P("disk.transfer_time", t7["S_transfer"], "cycles", "S_transfer (Table 7)", nonneg),
+        P("disk.block_size", 256, "bytes", "data moved per disk visit; sets V_Disk-Mem = block/cache block x "
+          "V_Disk (not given; default one 256-byte sector, the unit of Table 7's transfer time)", pos),
+        P("cache.block_size", 32, "bytes", "cache block (Table 8)", pos),
+        P("workload.mix", tuple(data.mix()), "fraction", "P_I..P_V (Table 2; New-Order gets the remaining 45%)",
+          real_list(0.0, length=5)),
+        P("workload.keying_time", tuple(keying), "s", "minimum keying time per type (Table 2)", real_list(0.0, length=5)),
+        P("workload.think_time", tuple(think), "s", "minimum mean think time per type (Table 2)", real_list(0.0, length=5)),
+        P("workload.menu_time", 0.0, "s", "menu response time (section 3.2: 0)", nonneg),
+        P("workload.disk_visit_scale", round(disk_visit_scale_from_table12(), 6), "factor",
+          "effective disk visits / Table 6 disk visits (derived from Table 12 C2 by U = X D; "
+          "see disk_visit_scale_from_table12)", pos),
+        P("workload.access_distribution", "table5", "", "per-table access probabilities: table5 (as published) "
+          "or table4 (derived from Table 4 and the mix)", choice("table5", "table4")),
+        P("mapping.table_to_disk", (1,) * 9, "disk", "f: disk (1-based) of database tables 1..9", integer_list(1, length=9)),
+        P("mapping.disk_to_bus", (), "bus", "F: I/O bus (1-based) of each disk; empty = consecutive disks "
+          "share buses evenly (disks 1,2 on bus 1 and 3,4 on bus 2, as section 5.2)", integer_list(1)),
+        P("io.disk_parallelism", "paper", "", "D_Disk of eq. 3.9: paper (the printed formula generalised), "
+          "conditional, or serial (see parallel_disk_time)", choice(*DISK_PARALLELISM)),
+        P("io.write_bus_hold", "eq3.7", "", "a write's bus time in the read-contention term of eq. 3.8: eq3.7 "
+          "(S_IOBus + disk access, as eq. 3.7 holds the bus) or printed (S_IOBus alone)",
+          choice("eq3.7", "printed")),
+        P("model.classes", "single", "", "single (the paper's one class) or transaction (five classes, "
+          "exact multi-class MVA)", choice("single", "transaction")),
+        P("solver.tol", 1e-10, "relative", "fixed-point tolerance on throughput", real(0.0, 0.1, strict=True)),
+        P("solver.max_iter", 500, "iterations", "outer fixed-point cap (transaction classes)", integer(1)),
+    )
+
+
+PARAMETERS = _parameters()
+
+
+def class_populations(terminals: int, mix, think) -> tuple[int, ...]:
+    """Terminals per transaction class for the five-class variant.
+
+    In TPC-C every terminal picks each transaction type with the mix probabilities; a
+    closed multi-class model instead fixes the terminals per class.  For class
+    throughputs to follow the mix (X_c proportional to P_c), N_c must be proportional to
+    P_c (Z_c + R_c), which is about P_c Z_c since think times dominate.  Integers by the
+    largest-remainder rule, at least one terminal per class with a positive mix.
+    """
+    weight = np.asarray(mix) * np.asarray(think)
+    share = terminals * weight / weight.sum()
+    pop = np.floor(share).astype(int)
+    pop[(pop == 0) & (weight > 0)] = 1
+    while pop.sum() < terminals:
+        pop[np.argmax(share - pop)] += 1
+    while pop.sum() > terminals:
+        candidates = np.where(pop > 1, pop - share, -np.inf)
+        pop[np.argmax(candidates)] -= 1
+    return tuple(int(p) for p in pop)
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """Per-class inputs, times in seconds.  One class = the mix-weighted transaction."""
+
+    names: tuple[str, ...]
+    think: np.ndarray          # (C,) s
+    weight: np.ndarray         # (C,) mix share of each class
+    cpu_instructions: np.ndarray  # (C,)
+    cpu_memory_visits: np.ndarray  # (C,) V_CPU-Mem (cache misses)
+    disk_memory_visits: np.ndarray  # (C,) V_Disk-Mem
+    reads: np.ndarray          # (C, D) disk reads per transaction per disk
+    writes: np.ndarray         # (C, D)
+
+
+class TPCCSMP:
+    """The seed-002 TPC-C model of one SMP configuration.
+
+    Build with :meth:`from_values` (all :data:`PARAMETERS` by dotted name; missing ones
+    take defaults) and call :meth:`solve`.  Registered as model kind ``tpcc_smp``.
+    """
+
+    kind = "tpcc_smp"
+
+    def __init__(self, values: dict, name: str = ""):
+        self.values = dict(values)
+        self.name = name
+        self._check()
+
+    @classmethod
+    def parameters(cls) -> tuple[Parameter, ...]:
+        return PARAMETERS
+
+    @classmethod
+    def from_values(cls, values: dict, name: str = "") -> "TPCCSMP":
+        """Model from dotted-name values (unknown names and bad values: ModelError)."""
+        from mva.modelkind import resolve_values
+        full = values if set(values) == {p.name for p in PARAMETERS} else resolve_values(PARAMETERS, values)
+        return cls(full, name)
+
+    def replace(self, **changes) -> "TPCCSMP":
+        """A copy with parameters changed; dotted names with ``.`` written as ``__``."""
+        values = dict(self.values)
+        values.update({k.replace("__", "."): v for k, v in changes.items()})
+        return TPCCSMP.from_values(values, self.name)
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def _check(self):
+        v = self.values
+        disks, buses = v["disks"], v["io_buses"]
+        for t, d in enumerate(v["mapping.table_to_disk"], start=1):
+            if d > disks:
+                raise ModelError("mapping.table_to_disk", f"table {t} is on disk {d}, but there are {disks} disks")
+        if v["mapping.disk_to_bus"]:
+            if len(v["mapping.disk_to_bus"]) != disks:
+                raise ModelError("mapping.disk_to_bus", f"needs one bus per disk ({disks}), "
+                                 f"got {len(v['mapping.disk_to_bus'])}")
+            for d, b in enumerate(v["mapping.disk_to_bus"], start=1):
+                if b > buses:
+                    raise ModelError("mapping.disk_to_bus", f"disk {d} is on bus {b}, but there are {buses} buses")
+        if abs(sum(v["workload.mix"]) - 1.0) > 1e-9:
+            raise ModelError("workload.mix", f"must sum to 1, sums to {sum(v['workload.mix']):.6g}")
+        if v["cpu.cache_hit_rate"] >= 1.0 and not v["cpu.rate"]:
+            pass  # allowed: no memory traffic from CPUs
+
+    def bus_of_disk(self) -> np.ndarray:
+        """0-based I/O bus of each disk (mapping F)."""
+        v = self.values
+        if v["mapping.disk_to_bus"]:
+            return np.asarray(v["mapping.disk_to_bus"]) - 1
+        return (np.arange(v["disks"]) * v["io_buses"]) // v["disks"]
+
+    def think_times(self) -> np.ndarray:
+        """Z_i per transaction type (s): menu + keying + mean think (section 3.2)."""
+        v = self.values
+        return np.asarray(v["workload.keying_time"]) + np.asarray(v["workload.think_time"]) + v["workload.menu_time"]
+
+    def mean_think_time(self) -> float:
+        """Z of eq. 3.1 (s): 20.99 s with the paper's inputs."""
+        v = self.values
+        return mean_think_time(v["workload.mix"], v["workload.keying_time"], v["workload.think_time"],
+                               v["workload.menu_time"])
+
+    def table_access(self) -> np.ndarray:
+        """(5, 9) probability that a database access of each transaction type goes to each
+        table: Table 5 for every type, or each type's own Table 4 profile."""
+        if self.values["workload.access_distribution"] == "table4":
+            return table_access_distribution(data.operation_counts())
+        return np.tile(data.table5_access() / data.table5_access().sum(), (5, 1))
+
+    def _per_type(self) -> _Workload:
+        v = self.values
+        vis = data.visits()
+        scale = v["workload.disk_visit_scale"]
+        on_disk = np.zeros((9, v["disks"]))
+        on_disk[np.arange(9), np.asarray(v["mapping.table_to_disk"]) - 1] = 1.0
+        share = self.table_access() @ on_disk                      # (5, D)
+        reads = scale * vis["disk_read"][:, None] * share
+        writes = scale * vis["disk_write"][:, None] * share
+        misses = (1.0 - v["cpu.cache_hit_rate"]) * (vis["memory_read"] + vis["memory_write"])
+        disk_memory = v["disk.block_size"] / v["cache.block_size"] * (reads + writes).sum(axis=1)
+        return _Workload(names=("new_order", "payment", "order_status", "delivery", "stock_level"),
+                         think=self.think_times(), weight=np.asarray(v["workload.mix"], dtype=float),
+                         cpu_instructions=vis["cpu"], cpu_memory_visits=misses,
+                         disk_memory_visits=disk_memory, reads=reads, writes=writes)
+
+    def workload(self, per_transaction: bool = False) -> _Workload:
+        """Visits per transaction; one mix-weighted class, or the five types."""
+        w = self._per_type()
+        if per_transaction:
+            return w
+        p = w.weight
+        return _Workload(names=("transaction",), think=np.array([self.mean_think_time()]), weight=np.ones(1),
+                         cpu_instructions=np.array([p @ w.cpu_instructions]),
+                         cpu_memory_visits=np.array([p @ w.cpu_memory_visits]),
+                         disk_memory_visits=np.array([p @ w.disk_memory_visits]),
+                         reads=(p @ w.reads)[None, :], writes=(p @ w.writes)[None, :])
+
+    # --- the CPU centre -------------------------------------------------------------
+
+    def cpu_subnetwork(self) -> Network:
+        """The CPU / cache / memory-bus subnetwork whose Norton aggregate is the CPU centre.
+
+        Per mix-weighted transaction: k CPUs executing ``V_CPU x CPI`` cycles, the m-th busy
+        CPU adding ``eta^(m-1)`` of a CPU; every cache miss, ``(1 - hit rate)`` of the
+        Table 6 memory references, crosses the split-transaction bus (request + reply).
+        Seconds.  The memory itself is left out: it is a centre of the main model (eq. 3.6)
+        and would otherwise be counted twice.  The bus is in both, as in the paper, whose
+        measured rates (Fig. 5, values not in the text) include every stall.
+        """
+        v = self.values
+        w = self.workload()
+        clock, k, eta = v["cpu.clock"], v["cpus"], v["cpu.sync_efficiency"]
+        capacity = np.cumsum(eta ** np.arange(k))
+        misses = float(w.cpu_memory_visits[0])
+        stations = [Station("cpus", "ld", [w.cpu_instructions[0] * v["cpu.cpi"] / clock], capacity=capacity),
+                    Station("memory_bus", "queue",
+                            [misses * (v["memory_bus.request_latency"] + v["memory_bus.reply_latency"]) / clock])]
+        return Network(stations, population=[1], name="cpu subnetwork")
+
+    def cpu_station(self) -> Station:
+        """The CPU FESC for the mix-weighted transaction: an ``ld`` station (s).
+
+        From ``cpu.rate`` (mu(j) in instructions per cycle, eq. 3.3) when given, else by
+        Norton aggregation of :meth:`cpu_subnetwork` for j = 1..N.
+        """
+        v = self.values
+        rates = v["cpu.rate"]
+        instructions = float(self.workload().cpu_instructions[0])
+        if rates:
+            mu = np.asarray(rates, dtype=float)
+            return Station("cpu", "ld", [instructions / (mu[0] * v["cpu.clock"])], capacity=mu / mu[0])
+        return _cached_fesc(self.cpu_subnetwork(), v["terminals"])
+
+    def cpu_rate_function(self) -> np.ndarray:
+        """mu(j), j = 1..N, in instructions per cycle (the quantity of the paper's Fig. 5)."""
+        st = self.cpu_station()
+        alpha = st.capacity_function()
+        j = np.arange(1, self.values["terminals"] + 1)
+        alpha_j = alpha[np.minimum(j, len(alpha)) - 1]
+        instructions = float(self.workload().cpu_instructions[0])
+        return alpha_j / st.demand[0] * instructions / self.values["cpu.clock"]
+
+    # --- device demands (eq. 3.5-3.9) given throughputs ------------------------------
+
+    def device_demands(self, w: _Workload, throughput) -> dict:
+        """Demands (s, per class) and utilisations of every device at class throughputs
+        ``throughput`` (C,) in transactions/s.  ``io`` is eq. 3.9's I/O-system demand."""
+        v = self.values
+        clock = v["cpu.clock"]
+        x = np.asarray(throughput, dtype=float)
+        req, rep = v["memory_bus.request_latency"] / clock, v["memory_bus.reply_latency"] / clock
+        io_req, io_rep = v["io_bus.request_latency"] / clock, v["io_bus.reply_latency"] / clock
+        io_lat = v["io_bus.latency"] / clock
+        disk_time = sum(v[k] for k in DISK_TIME_KEYS) / clock
+        bus = self.bus_of_disk()
+        mbus = memory_bus_demand(w.cpu_memory_visits, w.disk_memory_visits, req, rep)
+        u_mbus = x @ mbus
+        u_mbus_memory = x @ (w.cpu_memory_visits * (req + rep))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mem = memory_demand(w.cpu_memory_visits, w.disk_memory_visits, v["memory.latency"] / clock,
+                                req, rep, u_mbus, u_mbus_memory) if u_mbus < 1 else np.full_like(mbus, np.inf)
+            per_bus, bus_by_disk = io_bus_demand(w.reads, w.writes, bus, v["io_buses"], io_req, io_rep,
+                                                 io_lat, disk_time)
+            u_bus = x @ per_bus
+            u_bus_of_disk = u_bus[bus]
+            total_reads = w.weight @ w.reads.sum(axis=1)
+            total = total_reads + w.weight @ w.writes.sum(axis=1)
+            read_share = total_reads / total if total > 0 else 1.0
+            write_hold = io_lat + (disk_time if v["io.write_bus_hold"] == "eq3.7" else 0.0)
+            contention = np.where(u_bus_of_disk < 1,
+                                  io_bus_contention(read_share, io_req, io_rep, write_hold, u_bus_of_disk,
+                                                    x @ bus_by_disk), np.inf)
+            disk = disk_demand(w.reads, w.writes, disk_time, v["disk.cache_latency"] / clock, contention)
+            disk = np.where(w.reads > 0, disk, w.writes * disk_time)   # no reads: no contention term
+            u_disk = x @ disk
+            parallel = parallel_disk_time(disk, u_disk, v["io.disk_parallelism"])
+        io = per_bus.sum(axis=1) + parallel
+        return {"memory_bus": mbus, "memory": mem, "io_bus": per_bus, "disk": disk, "io": io,
+                "u_memory_bus": u_mbus, "u_memory": x @ mem, "u_io_bus": u_bus, "u_disk": u_disk}
+
+    # --- solution --------------------------------------------------------------------
+
+    @timed
+    def solve(self) -> ModelSolution:
+        """Solve the model; outputs tpmC, throughput (1/s), response time (s), utilisations."""
+        if self.values["model.classes"] == "transaction":
+            return self._solve_classes()
+        return self._solve_single()
+
+    def _solve_single(self) -> ModelSolution:
+        """MVA over n = 1..N as in section 3.2, the contention fixed point solved at each n."""
+        v = self.values
+        w = self.workload()
+        cpu = self.cpu_station()
+        alpha = cpu.capacity_function()
+        d_cpu = cpu.demand[0]
+        n_terms = v["terminals"]
+        z = float(w.think[0])
+        tol = v["solver.tol"]
+        j = np.arange(1, n_terms + 1)
+        inv_alpha = 1.0 / alpha[np.minimum(j, len(alpha)) - 1]        # 1/alpha(j), j = 1..N
+        marginal = np.zeros(n_terms + 1)                              # P(j | n-1), eq. 3.4
+        marginal[0] = 1.0
+        queue = np.zeros(3)                                           # memory_bus, memory, io
+        evaluations = 0
+        lowest_p0 = 1.0
+        x = 0.0
+
+        def residences(rate):
+            dem = self.device_demands(w, [rate])
+            return np.array([dem["memory_bus"][0], dem["memory"][0], dem["io"][0]]) * (1.0 + queue), dem
+
+        for n in range(1, n_terms + 1):
+            r_cpu = d_cpu * np.sum(j[:n] * inv_alpha[:n] * marginal[:n])           # eq. 3.3
+
+            def excess(rate):
+                nonlocal evaluations
+                evaluations += 1
+                r, _ = residences(rate)
+                return n / (z + r_cpu + r.sum()) - rate
+
+            upper = n / (z + r_cpu + residences(0.0)[0].sum())
+            x = upper if excess(upper) >= 0 else brentq(excess, 0.0, upper, xtol=1e-300, rtol=max(tol, 4e-16))
+            r, dem = residences(x)
+            queue = x * r
+            new = np.zeros_like(marginal)
+            new[1:n + 1] = x * d_cpu * inv_alpha[:n] * marginal[:n]                  # eq. 3.4
+            new[0] = 1.0 - new[1:].sum()
+            lowest_p0 = min(lowest_p0, new[0])
+            marginal = new
+        message = ""
+        if lowest_p0 < -1e-9:
+            message = (f"eq. 3.4 lost precision: P(0|n) = 1 - sum P(j|n) reached {lowest_p0:.3g}; "
+                       "the CPU centre is saturated")
+            warnings.warn(message, NumericalWarning, stacklevel=3)
+        residence = {"cpu": n_terms / x - z - r.sum(), "memory_bus": r[0], "memory": r[1], "io": r[2]}
+        utilization = self._utilization(dem, {"cpu": 1.0 - marginal[0]})
+        return self._solution(x_total=x, new_order=x * v["workload.mix"][0], response=n_terms / x - z,
+                              utilization=utilization, residence=residence, converged=message == "",
+                              iterations=evaluations, message=message,
+                              extras={"think_time": z, "cpu_marginal": marginal.copy()})
+
+    def _solve_classes(self) -> ModelSolution:
+        """Five transaction classes, exact multi-class MVA (:func:`mva.exact_mva`).
+
+        The contention terms are made consistent at the full population by successive
+        substitution on the class throughputs (damped by half after a step that grew the
+        change), stopping when the largest relative change is below ``solver.tol``.  The
+        CPU centre keeps the mix-weighted rate function; each class's CPU demand is its
+        own instruction count at that rate.
+        """
+        v = self.values
+        w = self.workload(per_transaction=True)
+        populations = class_populations(v["terminals"], w.weight, w.think)
+        cpu = self.cpu_station()
+        per_instruction = cpu.demand[0] / float(self.workload().cpu_instructions[0])
+        cpu_demand = w.cpu_instructions * per_instruction
+        x = np.zeros(len(w.names))
+        step, last_change, converged = 1.0, np.inf, False
+        for iteration in range(1, v["solver.max_iter"] + 1):
+            dem = self.device_demands(w, x)
+            if not np.all(np.isfinite(dem["io"])) or not np.all(np.isfinite(dem["memory"])):
+                step *= 0.5
+                x = x * (1 - step)
+                continue
+            net = Network([Station("cpu", "ld", cpu_demand, capacity=cpu.capacity_function()),
+                           Station("memory_bus", "queue", dem["memory_bus"]),
+                           Station("memory", "queue", dem["memory"]),
+                           Station("io", "queue", dem["io"])],
+                          classes=w.names, population=populations, think_time=w.think)
+            result = exact_mva(net)
+            change = np.max(np.abs(result.throughput - x) / result.throughput)
+            if change > last_change:
+                step = max(step * 0.5, 1e-3)
+            last_change = change
+            x = x + step * (result.throughput - x)
+            if change <= v["solver.tol"]:
+                converged = True
+                break
+        message = "" if converged else f"class fixed point not converged after {iteration} iterations " \
+                                       f"(last relative change {last_change:.3g})"
+        if message:
+            warnings.warn(message, NumericalWarning, stacklevel=3)
+        x = result.throughput
+        dem = self.device_demands(w, x)
+        utilization = self._utilization(dem, {"cpu": float(result.utilization[0].sum())})
+        residence = {name: float(x @ result.residence_time[k] / x.sum())
+                     for k, name in enumerate(("cpu", "memory_bus", "memory", "io"))}
+        return self._solution(x_total=x.sum(), new_order=x[0], response=float(x @ result.response_time / x.sum()),
+                              utilization=utilization, residence=residence, converged=converged,
+                              iterations=iteration, message=message,
+                              extras={"populations": populations,
+                                      "class_throughput": dict(zip(w.names, x.tolist()))})
+
+    def _utilization(self, dem, cpu) -> dict:
+        out = {"cpu": float(cpu["cpu"]), "memory_bus": float(dem["u_memory_bus"]),
+               "memory": float(dem["u_memory"])}
+        out.update({f"io_bus_{b + 1}": float(u) for b, u in enumerate(dem["u_io_bus"])})
+        out.update({f"disk_{d + 1}": float(u) for d, u in enumerate(dem["u_disk"])})
+        return out
+
+    def _solution(self, *, x_total, new_order, response, utilization, residence, converged, iterations,
+                  message, extras) -> ModelSolution:
+        outputs = {"tpmC": float(tpmc(new_order)), "throughput": float(x_total),
+                   "response_time": float(response), "utilization": utilization,
+                   "residence_time": {k: float(r) for k, r in residence.items()}}
+        return ModelSolution(model=self.name or "tpcc_smp", kind=self.kind, outputs=outputs,
+                             converged=converged, iterations=iterations, message=message, extras=extras)
+
+
+@lru_cache(maxsize=256)
+def _cached_fesc(subnetwork: Network, terminals: int) -> Station:
+    # Networks are immutable and hashable by value, so sweeps reuse one aggregation.
+    return flow_equivalent_station("cpu", subnetwork, terminals)

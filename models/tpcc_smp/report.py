@@ -1,0 +1,312 @@
+"""Reproduction of seed 002's Tables 10-18 by the TPC-C SMP model.
+
+``python -m models.tpcc_smp.report`` prints, for every published value, the paper's number,
+ours and the relative difference; the mean and max tpmC error; whether each of the paper's
+qualitative conclusions holds in our model; the paper's internal inconsistencies, measured;
+and the five-class variant against the single-class model.  ``reproduce()`` returns the
+same content as data for notebooks and tests.
+
+Options: ``--set NAME=VALUE`` (any model parameter, applied to every case, e.g.
+``--set io.disk_parallelism=serial``) and ``--format text|json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from mva.errors import ModelError
+from mva.modelkind import parse_assignments, resolve_values
+
+from . import data
+from .model import PARAMETERS, TPCCSMP
+
+__all__ = ["Reproduction", "reproduce", "case_values", "main"]
+
+TPMC_TABLES = (10, 11, 13, 14, 15, 16, 17)
+
+
+def case_values(row, base: dict | None = None) -> dict:
+    """Model parameters of one published case (a row of the published CSVs)."""
+    values = dict(base or {})
+    values.update(cpus=int(row.cpus), io_buses=int(row.io_buses), disks=int(row.disks))
+    values["mapping.table_to_disk"] = data.mapping(row.mapping)
+    if isinstance(row.parameter, str) and row.parameter:
+        for name, value in zip(row.parameter.split(";"), str(row.value).split(";")):
+            values[name] = float(value)
+    return values
+
+
+@dataclass
+class Reproduction:
+    """Everything the report prints, as data."""
+
+    tpmc: pd.DataFrame                     # table, configuration, parameter, value, paper, model, rel_diff
+    utilization: pd.DataFrame              # table, configuration, ..., device, paper, model, diff (points)
+    conclusions: list = field(default_factory=list)    # (claim, holds, evidence)
+    inconsistencies: list = field(default_factory=list)  # (what, numbers)
+    classes: pd.DataFrame | None = None    # configuration, single, transaction, rel_diff
+    base: dict = field(default_factory=dict)
+
+    @property
+    def tpmc_error(self) -> tuple[float, float]:
+        """Mean and max |relative tpmC difference| over Tables 10, 11, 13-17."""
+        err = self.tpmc["rel_diff"].abs()
+        return float(err.mean()), float(err.max())
+
+
+class _Solver:
+    """Solves cases once each (many published rows share a case)."""
+
+    def __init__(self, base):
+        self.base = base
+        self.cache = {}
+
+    def __call__(self, values):
+        key = tuple(sorted((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in values.items()))
+        if key not in self.cache:
+            self.cache[key] = TPCCSMP.from_values({**self.base, **values}).solve()
+        return self.cache[key]
+
+
+def _tpmc_rows(solve, base):
+    rows = []
+    for row in data.published_tpmc().itertuples():
+        sol = solve(case_values(row))
+        rows.append({"table": row.table, "configuration": row.configuration, "mapping": row.mapping,
+                     "parameter": row.parameter if isinstance(row.parameter, str) else "",
+                     "value": row.value if isinstance(row.value, str) or not np.isnan(row.value) else "",
+                     "paper": row.tpmC, "model": sol.outputs["tpmC"],
+                     "rel_diff": sol.outputs["tpmC"] / row.tpmC - 1.0})
+    return pd.DataFrame(rows)
+
+
+def _utilization_rows(solve):
+    rows = []
+    for row in data.published_utilization().itertuples():
+        sol = solve(case_values(row))
+        model = sol.outputs["utilization"].get(row.device, 0.0) * 100.0
+        rows.append({"table": row.table, "configuration": row.configuration, "mapping": row.mapping,
+                     "parameter": row.parameter if isinstance(row.parameter, str) else "",
+                     "value": row.value if isinstance(row.value, str) else "",
+                     "device": row.device, "paper": row.utilization_percent, "model": model,
+                     "diff_points": model - row.utilization_percent})
+    return pd.DataFrame(rows)
+
+
+def _config(name):
+    c = data.configuration(name)
+    mapping = {1: "f1", 2: "f2", 4: "f4"}[c["disks"]]
+    return {"cpus": c["cpus"], "io_buses": c["io_buses"], "disks": c["disks"],
+            "mapping.table_to_disk": data.mapping(mapping)}
+
+
+def _conclusions(solve):
+    out = []
+    t = lambda values: solve(values).outputs["tpmC"]        # noqa: E731
+    # 1. disk parameters, each reduced by 40% as Tables 14-16 do, on C2..C6
+    cuts = {"disk.rotation_latency": 0.9e6, "disk.seek_time": 0.6e6, "disk.transfer_time": 25200.0}
+    gains = {}
+    for cfg in ("C2", "C3", "C5", "C4", "C6"):
+        base = _config(cfg)
+        gains[cfg] = {k: t({**base, k: v}) / t(base) - 1.0 for k, v in cuts.items()}
+    holds = all(g["disk.rotation_latency"] > g["disk.seek_time"] > g["disk.transfer_time"] for g in gains.values())
+    evidence = "; ".join(f"{c}: rotation {g['disk.rotation_latency']:+.1%}, seek {g['disk.seek_time']:+.1%}, "
+                         f"transfer {g['disk.transfer_time']:+.1%}" for c, g in gains.items())
+    out.append(("rotation latency > seek time > transfer time in impact (each cut by 40%)", holds, evidence))
+    # 2. I/O buses vs disks
+    c2, c3, c4, c5, c6 = (t(_config(c)) for c in ("C2", "C3", "C4", "C5", "C6"))
+    bus_gain = [c4 / c3 - 1, c6 / c5 - 1]
+    disk_gain = [c3 / c2 - 1, c5 / c3 - 1]
+    holds = min(bus_gain) > max(disk_gain)
+    out.append(("a second I/O bus helps more than more disks", holds,
+                f"adding a bus: C3->C4 {bus_gain[0]:+.1%}, C5->C6 {bus_gain[1]:+.1%}; adding disks on one bus: "
+                f"C2->C3 {disk_gain[0]:+.1%}, C3->C5 {disk_gain[1]:+.1%}"))
+    # 3. memory latency until the I/O bus saturates (Table 11 sweep)
+    sweep = [solve({**_config("C2"), "memory.latency": float(m), "memory_bus.reply_latency": float(m) / 10})
+             for m in (100, 90, 80, 70, 60, 50)]
+    tp = np.array([s.outputs["tpmC"] for s in sweep])
+    bus = np.array([s.outputs["utilization"]["io_bus_1"] for s in sweep])
+    steps = np.diff(tp)
+    holds = bool(np.all(steps >= -1e-9) and tp[-1] / tp[0] - 1 >= 0.05 and steps[-1] < steps[0]
+                 and bus[-1] > bus[0])
+    out.append(("halving memory latency helps (>= 5%), with shrinking gains as the I/O bus fills", holds,
+                "tpmC " + ", ".join(f"{v:.1f}" for v in tp) + "; I/O bus " + ", ".join(f"{u:.0%}" for u in bus)))
+    # 4. allocation E best of A-E
+    alloc = {a: t({**_config("C6"), "mapping.table_to_disk": data.mapping(a)}) for a in "ABCDE"}
+    best = max(alloc, key=alloc.get)
+    out.append(("allocation E is the best of A-E", best == "E",
+                ", ".join(f"{a} {v:.1f}" for a, v in alloc.items()) + f" (best: {best})"))
+    # 5. 1 -> 2 CPUs the big step, flat after
+    cpus = [t({**_config("C1"), "cpus": k}) for k in (1, 2, 3, 4)]
+    g = [cpus[i + 1] / cpus[i] - 1 for i in range(3)]
+    holds = g[0] >= 0.10 and g[0] > 2 * g[1] and g[0] > 2 * g[2]
+    out.append(("1 -> 2 CPUs is the big step (>= 10%, over twice each later step), flat after", holds,
+                "tpmC " + ", ".join(f"{v:.1f}" for v in cpus) + " for 1-4 CPUs; steps "
+                + ", ".join(f"{x:+.1%}" for x in g)))
+    return out
+
+
+def _inconsistencies(model: TPCCSMP):
+    v = model.values
+    mix = data.mix()
+    vis = data.visits()
+    t7 = data.service_times()
+    clock = v["cpu.clock"]
+    out = []
+    reads, writes = mix @ vis["disk_read"], mix @ vis["disk_write"]
+    out.append(("Table 6 disk visits vs Table 12 utilisations",
+                f"Table 6: {reads:.1f} reads + {writes:.1f} writes per transaction = "
+                f"{(reads + writes) * (t7['S_seek'] + t7['S_latency'] + t7['S_transfer']) / clock:.2f} s of disk "
+                f"time, capping one disk at {60 * mix[0] * clock / ((reads + writes) * (t7['S_seek'] + t7['S_latency'] + t7['S_transfer'])):.1f} tpmC; "
+                f"Table 12 (C2: 63.4% at 47.2 tpmC) implies {v['workload.disk_visit_scale']:.4f} of them "
+                f"(default workload.disk_visit_scale)"))
+    t1 = data.table("table1_access")
+    no_sum = t1[t1.transaction == "I"]["probability"].sum()
+    out.append(("Table 1 vs Table 4",
+                f"the New-Order column of Table 1 sums to {no_sum:.2f}, and lists History (0.09), which "
+                f"Table 4's New-Order never touches"))
+    from .equations import table_access_distribution
+    derived = table_access_distribution(data.operation_counts(), mix)
+    t5 = data.table5_access()
+    worst = np.argsort(-np.abs(derived - t5))[:3]
+    out.append(("Table 5 vs Table 4 and the mix",
+                "derived from Table 4: " + ", ".join(f"{p:.4f}" for p in derived) + "; Table 5: "
+                + ", ".join(f"{p:.4f}" for p in t5) + "; largest gaps: "
+                + ", ".join(f"table {i + 1} ({derived[i]:.3f} vs {t5[i]:.3f})" for i in worst)
+                + " (set workload.access_distribution=table4 to use the derived one)"))
+    tp = data.published_tpmc()
+    base13 = tp.query("table == 13 and value == '5120'")
+    base14 = tp.query("table == 14 and value == '1000000'")
+    diffs = [f"{c}: {a:.1f} vs {b:.1f}" for c, a, b in zip(base13.configuration, base13.tpmC, base14.tpmC) if a != b]
+    out.append(("the same baseline case differs between tables",
+                "Table 13 at 5120 cycles vs Tables 14-16 at the Table 7 values: " + "; ".join(diffs)))
+    z = model.mean_think_time()
+    bound = 60 * mix[0] * v["terminals"] / z
+    over = tp[tp.tpmC > bound]
+    out.append(("tpmC above the think-time bound",
+                f"N P_I 60 / Z = 48 x 0.45 x 60 / {z:.2f} s = {bound:.2f} tpmC at zero response time; "
+                f"published values above it: " + ", ".join(f"Table {r.table} {r.configuration} {r.value}: {r.tpmC}"
+                                                          for r in over.itertuples())))
+    out.append(("Table 12 C2 I/O system over 100% busy",
+                "U_IOBus + U_Disk = 40.3% + 63.4% = 103.7%, but eq. 3.9 serialises bus and disk time in one "
+                "I/O centre; only the printed parallelism formula (D_Disk = U D for one disk) leaves room"))
+    cpu_s = mix @ vis["cpu"] * t7["S_CPU"] / clock
+    out.append(("Table 10 vs Tables 6-7 (CPU demand)",
+                f"Table 6 x CPI 1 at 200 MHz is {cpu_s * 1e3:.0f} ms of CPU per transaction (one CPU could carry "
+                f"{60 * mix[0] / cpu_s:.0f} tpmC); Table 10's 24.6 tpmC for one CPU at N = 48 needs the CPU "
+                f"centre to take about {1 / (24.6 / 60 / mix[0]) :.2f} s per transaction (effective CPI "
+                f"{1 / (24.6 / 60 / mix[0]) / cpu_s:.1f}); with a 90% hit rate and Table 7's miss costs it is "
+                f"{(cpu_s * clock + 0.1 * (mix @ (vis['memory_read'] + vis['memory_write'])) * (t7['S_Mem'] + t7['S_MBusRequest'] + t7['S_MBusReply'])) / clock:.2f} s"))
+    misses = 0.1 * (mix @ (vis["memory_read"] + vis["memory_write"]))
+    x_c2 = 47.2 / 60 / mix[0]
+    out.append(("Table 12 memory bus vs eq. 3.5",
+                f"at 47.2 tpmC eq. 3.5 with a 90% hit rate gives U_MBus = {x_c2 * misses * 12 / clock:.1%} "
+                f"(plus disk transfers); Table 12 says 58.7%, which needs about "
+                f"{0.587 / x_c2 * clock / 12 / 1e6:.1f} M bus visits per transaction, "
+                f"{0.587 / x_c2 * clock / 12 / (misses / 0.1):.0%} of all Table 6 memory references"))
+    t5n = t5 / t5.sum()
+    e = data.mapping("E")
+    share = [sum(t5n[t] for t in range(9) if e[t] == d) for d in (1, 2, 3, 4)]
+    out.append(("Table 18 allocation E vs Table 5",
+                "disks 1-4 of allocation E receive " + ", ".join(f"{s:.1%}" for s in share)
+                + " of database accesses by Table 5, yet Table 18 shows them 54.2%, 47.3%, 38.6%, 46.1% busy: "
+                  "disk 2 holds only History (table 9), 0.36% of accesses"))
+    return out
+
+
+def _classes(solve):
+    rows = []
+    for cfg in [f"C{i}" for i in range(1, 10)]:
+        values = _config(cfg)
+        single = solve(values).outputs["tpmC"]
+        multi = solve({**values, "model.classes": "transaction"})
+        rows.append({"configuration": cfg, "single": single, "transaction": multi.outputs["tpmC"],
+                     "rel_diff": multi.outputs["tpmC"] / single - 1.0, "converged": multi.converged})
+    return pd.DataFrame(rows)
+
+
+def reproduce(overrides: dict | None = None, classes: bool = True) -> Reproduction:
+    """Solve every published case with the documented defaults (plus ``overrides``)."""
+    base = dict(overrides or {})
+    resolve_values(PARAMETERS, base)        # bad names or values: one clear error, early
+    solve = _Solver(base)
+    rep = Reproduction(tpmc=_tpmc_rows(solve, base), utilization=_utilization_rows(solve), base=base)
+    rep.conclusions = _conclusions(solve)
+    rep.inconsistencies = _inconsistencies(TPCCSMP.from_values(base))
+    if classes:
+        rep.classes = _classes(solve)
+    return rep
+
+
+def _text(rep: Reproduction) -> str:
+    lines = ["TPC-C SMP model (seed 002): reproduction of Tables 10-18",
+             "overrides: " + (", ".join(f"{k}={v}" for k, v in rep.base.items()) or "none (documented defaults)"), ""]
+    fmt = {"paper": "{:.1f}".format, "model": "{:.1f}".format, "rel_diff": "{:+.1%}".format}
+    for table, group in rep.tpmc.groupby("table", sort=True):
+        lines.append(f"Table {table}: tpmC")
+        cols = ["configuration", "mapping", "parameter", "value", "paper", "model", "rel_diff"]
+        lines.append(group[cols].to_string(index=False, formatters=fmt))
+        lines.append("")
+    ufmt = {"paper": "{:.1f}".format, "model": "{:.1f}".format, "diff_points": "{:+.1f}".format}
+    for table, group in rep.utilization.groupby("table", sort=True):
+        lines.append(f"Table {table}: utilisation (%)")
+        cols = ["configuration", "mapping", "value", "device", "paper", "model", "diff_points"]
+        lines.append(group[cols].to_string(index=False, formatters=ufmt))
+        lines.append("")
+    mean, worst = rep.tpmc_error
+    lines.append(f"tpmC relative error over Tables 10, 11, 13-17 ({len(rep.tpmc)} values): "
+                 f"mean {mean:.1%}, max {worst:.1%}")
+    for table, group in rep.tpmc.groupby("table", sort=True):
+        err = group["rel_diff"].abs()
+        lines.append(f"  Table {table}: mean {err.mean():.1%}, max {err.max():.1%}")
+    lines.append("")
+    lines.append("The paper's conclusions in our model:")
+    for claim, holds, evidence in rep.conclusions:
+        lines.append(f"  [{'holds' if holds else 'FAILS'}] {claim}: {evidence}")
+    lines.append("")
+    lines.append("Inputs the paper leaves unknown or inconsistent:")
+    for what, numbers in rep.inconsistencies:
+        lines.append(f"  - {what}: {numbers}")
+    if rep.classes is not None:
+        lines.append("")
+        lines.append("Five transaction classes vs one class (tpmC):")
+        lines.append(rep.classes.to_string(index=False, formatters={"single": "{:.2f}".format,
+                                                                    "transaction": "{:.2f}".format,
+                                                                    "rel_diff": "{:+.2%}".format}))
+    return "\n".join(lines) + "\n"
+
+
+def _json(rep: Reproduction) -> str:
+    mean, worst = rep.tpmc_error
+    doc = {"overrides": rep.base, "tpmc": rep.tpmc.to_dict(orient="records"),
+           "utilization": rep.utilization.to_dict(orient="records"),
+           "tpmc_error": {"mean": mean, "max": worst},
+           "conclusions": [{"claim": c, "holds": bool(h), "evidence": e} for c, h, e in rep.conclusions],
+           "inconsistencies": [{"what": w, "numbers": n} for w, n in rep.inconsistencies],
+           "classes": None if rep.classes is None else rep.classes.to_dict(orient="records")}
+    return json.dumps(doc, indent=1, default=float) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m models.tpcc_smp.report", description=__doc__.split("\n")[0])
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="model parameter applied to every case (repeatable)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--no-classes", action="store_true", help="skip the five-class comparison")
+    args = parser.parse_args(argv)
+    try:
+        rep = reproduce(parse_assignments(args.set), classes=not args.no_classes)
+    except ModelError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(_json(rep) if args.format == "json" else _text(rep))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""Model kinds: parameterised models built on `mva`, found by name through entry points.
+
+A *model file* is a TOML or JSON document with a top-level ``kind`` (and optional
+``name``); every other key is a parameter, nested tables giving dotted names::
+
+    kind = "tpcc_smp"
+    name = "C2"
+    cpus = 2
+    [disk]
+    rotation_latency = 1.5e6      # the parameter "disk.rotation_latency"
+
+The kind is looked up in the entry-point group ``mva.models`` (``name = module:Class``),
+so the library never imports a model and any installed package can add one.  A model
+class declares its :class:`Parameter` list (dotted names, units, defaults, checks),
+is built from a complete, checked set of values, and returns a :class:`ModelSolution`.
+"""
+from __future__ import annotations
+
+import difflib
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable, ClassVar, Protocol
+
+from .errors import ModelError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Parameter", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
+           "is_model_document", "model_from_document", "parse_assignments", "resolve_values",
+           "integer", "real", "choice", "real_list", "integer_list", "timed"]
+
+ENTRY_POINT_GROUP = "mva.models"
+RESERVED_KEYS = ("kind", "name")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One settable input of a model kind.
+
+    ``check(field, value)`` returns the normalised value or raises :class:`ModelError`
+    naming ``field``.
+    """
+
+    name: str
+    default: Any
+    unit: str
+    description: str
+    check: Callable[[str, Any], Any] = field(repr=False, default=lambda f, v: v)
+
+
+@dataclass(frozen=True)
+class ModelSolution:
+    """Named outputs of a solved model.
+
+    ``outputs`` holds scalars and, under ``"utilization"``, a ``{device: value}`` dict.
+    A fixed point that did not converge has ``converged=False`` and a ``message``.
+    """
+
+    model: str
+    kind: str
+    outputs: dict
+    converged: bool = True
+    iterations: int = 0
+    solve_seconds: float = 0.0
+    message: str = ""
+    extras: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        """JSON-ready ``{"model", "kind", "outputs", "converged", ...}``."""
+        return {"model": self.model, "kind": self.kind, "outputs": self.outputs,
+                "converged": self.converged, "iterations": self.iterations,
+                "solve_seconds": self.solve_seconds, "message": self.message}
+
+
+class ModelKind(Protocol):
+    """What ``mva solve`` needs from a model class."""
+
+    kind: ClassVar[str]
+
+    @classmethod
+    def parameters(cls) -> tuple[Parameter, ...]: ...
+
+    @classmethod
+    def from_values(cls, values: dict, name: str = "") -> "ModelKind": ...
+
+    def solve(self) -> ModelSolution: ...
+
+
+def timed(func):
+    """Decorator for ``solve``: fills ``solve_seconds`` of the returned solution."""
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        solution = func(*args, **kwargs)
+        object.__setattr__(solution, "solve_seconds", time.perf_counter() - start)
+        return solution
+    wrapper.__doc__ = func.__doc__
+    wrapper.__name__ = func.__name__
+    return wrapper
+
+
+# --- checks ------------------------------------------------------------------------------
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def integer(minimum: int = 0, maximum: int | None = None):
+    """Check: an integer in ``[minimum, maximum]``."""
+    def check(name, value):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ModelError(name, f"must be an integer, got {value!r}")
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+            raise ModelError(name, f"must be an integer {bound}, got {value}")
+        return value
+    return check
+
+
+def real(minimum: float = 0.0, maximum: float | None = None, strict: bool = False):
+    """Check: a finite number ``>= minimum`` (``> minimum`` if ``strict``), ``<= maximum``."""
+    def check(name, value):
+        if not _is_number(value) or value != value or value in (float("inf"), float("-inf")):
+            raise ModelError(name, f"must be a finite number, got {value!r}")
+        if value < minimum or (strict and value == minimum):
+            raise ModelError(name, f"must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
+        if maximum is not None and value > maximum:
+            raise ModelError(name, f"must be <= {maximum:g}, got {value:g}")
+        return float(value)
+    return check
+
+
+def choice(*options: str):
+    """Check: one of ``options``."""
+    def check(name, value):
+        if value not in options:
+            raise ModelError(name, f"must be one of {', '.join(options)}; got {value!r}")
+        return value
+    return check
+
+
+def _list(name, value, length):
+    if not isinstance(value, (list, tuple)):
+        raise ModelError(name, f"must be a list, got {value!r}")
+    if length is not None and len(value) != length:
+        raise ModelError(name, f"must have {length} entries, got {len(value)}")
+    return list(value)
+
+
+def real_list(minimum: float = 0.0, strict: bool = False, length: int | None = None):
+    """Check: a list of finite numbers, each ``>= minimum`` (``>`` if ``strict``)."""
+    element = real(minimum, strict=strict)
+
+    def check(name, value):
+        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length)))
+    return check
+
+
+def integer_list(minimum: int = 0, length: int | None = None):
+    """Check: a list of integers, each ``>= minimum``."""
+    element = integer(minimum)
+
+    def check(name, value):
+        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length)))
+    return check
+
+
+# --- registry and documents -------------------------------------------------------------
+
+def model_kinds() -> dict:
+    """``{kind: entry point}`` of every installed model kind."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_model_kind(kind: str):
+    """The model class registered as ``kind`` in the ``mva.models`` entry-point group."""
+    kinds = model_kinds()
+    if kind not in kinds:
+        valid = ", ".join(sorted(kinds)) or "none installed"
+        raise ModelError("kind", f"unknown model kind {kind!r}; valid: {valid}")
+    return kinds[kind].load()
+
+
+def is_model_document(doc: dict) -> bool:
+    """A model file has a top-level ``kind``; a network file does not."""
+    return isinstance(doc, dict) and "kind" in doc
+
+
+def _flatten(table: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _unknown(name: str, valid) -> ModelError:
+    close = difflib.get_close_matches(name, valid, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return ModelError(name, f"unknown parameter; {hint}valid: {', '.join(valid)}")
+
+
+def resolve_values(parameters, given: dict) -> dict:
+    """Every parameter's checked value: ``given`` (dotted names) over the defaults."""
+    by_name = {p.name: p for p in parameters}
+    for name in given:
+        if name not in by_name:
+            raise _unknown(name, list(by_name))
+    return {p.name: p.check(p.name, given[p.name]) if p.name in given else p.default
+            for p in parameters}
+
+
+def parse_assignments(assignments) -> dict:
+    """``["cpus=4", "disk.seek_time=0.9e6"]`` to ``{"cpus": 4, ...}``.
+
+    Values use TOML syntax (numbers, ``true``, ``[1, 2]``, ``"text"``); anything that is
+    not a TOML value is taken as a bare string, so ``io.disk_parallelism=serial`` works.
+    """
+    values = {}
+    for text in assignments:
+        name, sep, raw = text.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ModelError("--set", f"expected NAME=VALUE, got {text!r}")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        values[name] = value
+    return values
+
+
+def model_from_document(doc: dict, overrides: dict | None = None):
+    """Build the model a model file describes, with ``overrides`` applied on top."""
+    kind = doc.get("kind")
+    if not isinstance(kind, str):
+        raise ModelError("kind", f"must be a string naming a model kind, got {kind!r}")
+    cls = load_model_kind(kind)
+    name = doc.get("name", "")
+    if not isinstance(name, str):
+        raise ModelError("name", f"must be a string, got {name!r}")
+    given = _flatten({k: v for k, v in doc.items() if k not in RESERVED_KEYS})
+    given.update(overrides or {})
+    return cls.from_values(resolve_values(cls.parameters(), given), name=name)
