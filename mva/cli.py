@@ -1,4 +1,5 @@
-"""The ``mva`` command line: a thin shell over :func:`mva.load_network` and :func:`mva.solve`.
+"""The ``mva`` command line: a thin shell over :func:`mva.solve` (network files) and model kinds
+(model files with a top-level ``kind``, see :mod:`mva.modelkind`).
 
 Data goes to stdout (or ``-o FILE``), diagnostics to stderr.  Bad input is one line on
 stderr and exit status 2; see :class:`ExitCode`.  Other packages add subcommands through
@@ -72,45 +73,149 @@ def _open_output(path: str | None, force: bool):
         raise ModelError("-o", f"cannot write {path}: {exc.strerror}") from None
 
 
+def _format_model_table(path: str, solution) -> str:
+    out = io.StringIO()
+    o = solution.outputs
+    out.write(f"{solution.model or os.path.basename(path)}  (model: {solution.kind}, "
+              f"solve time {solution.solve_seconds * 1e3:.3f} ms)\n")
+    if not solution.converged:
+        out.write(f"WARNING: {solution.message or 'not converged'}\n")
+    scalars = [(k, v) for k, v in o.items() if not isinstance(v, dict)]
+    width = max(len(k) for k, _ in scalars)
+    out.write("\n")
+    for key, value in scalars:
+        out.write(f"{key:<{width}}  {value:>14.6g}\n")
+    for group, values in o.items():
+        if isinstance(values, dict) and values:
+            w = max(8, *(len(k) for k in values))
+            out.write(f"\n{group:<{w}}\n")
+            for key, value in values.items():
+                out.write(f"  {key:<{w}}  {value:>12.6g}\n")
+    util = o.get("utilization")
+    if util:
+        bottleneck = max(util, key=util.get)
+        out.write(f"\nbottleneck: {bottleneck} ({util[bottleneck]:.1%} utilised)\n")
+    return out.getvalue()
+
+
+def _model_record(path: str, solution) -> dict:
+    return {"file": path, **solution.to_dict()}
+
+
+def _model_csv(path: str, solution, header: bool) -> str:
+    row = {"file": path, "model": solution.model}
+    for key, value in solution.outputs.items():
+        if isinstance(value, dict):
+            row.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            row[key] = value
+    row["converged"] = solution.converged
+    import pandas as pd
+    return pd.DataFrame([row]).to_csv(index=False, header=header, float_format="%.17g")
+
+
+def _format_parameters(path: str, doc: dict, overrides: dict) -> str:
+    from .modelkind import load_model_kind, model_from_document
+    model = model_from_document(doc, overrides)       # validates the file and --set first
+    cls = load_model_kind(doc["kind"])
+    rows = [(p.name, _show(model.values[p.name]), _show(p.default), p.unit, p.description) for p in cls.parameters()]
+    heads = ("parameter", "value", "default", "unit")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    out = io.StringIO()
+    out.write(f"{path}  (model kind {doc['kind']}; value = file and --set over the default)\n\n")
+    out.write("  ".join(h.ljust(w) for h, w in zip(heads, widths)) + "  description\n")
+    for r in rows:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n")
+    return out.getvalue()
+
+
+def _show(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
 def _cmd_solve(args) -> int:
-    from . import load_network, solve
+    from . import solve
+    from .files import network_from_dict, read_document
+    from .modelkind import is_model_document, model_from_document, parse_assignments
 
     # only the options the user gave: a method without them then says so (exit 2)
     options = {name: value for name, value in (("tol", args.tol), ("max_iter", args.max_iter),
                                                 ("max_outer", args.max_outer),
                                                 ("multiserver", args.multiserver)) if value is not None}
+    overrides = parse_assignments(args.set)
     results = []
     for path in args.files:
+        doc = read_document(path)
+        if is_model_document(doc):
+            if args.method is not None or options:
+                raise ModelError("--method", f"{path} is a model file, solved by its model kind; "
+                                             "--method and solver options apply to network files")
+            try:
+                if args.list_parameters:
+                    results.append(("parameters", path, _format_parameters(path, doc, overrides)))
+                    continue
+                model = model_from_document(doc, overrides)
+            except ModelError as exc:
+                raise ModelError(f"{path}: {exc.field}", exc.problem) from None
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", NumericalWarning)
+                solution = model.solve()
+            for w in caught:
+                print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
+            results.append(("model", path, solution))
+            continue
+        if args.list_parameters or overrides:
+            flag = "--list-parameters" if args.list_parameters else "--set"
+            raise ModelError(flag, f"{path} is a network file; named parameters belong to model files "
+                                   "(a file with a top-level 'kind')")
         try:
-            network = load_network(path)
+            network = network_from_dict(doc)
         except ModelError as exc:
             raise ModelError(f"{path}: {exc.field}", exc.problem) from None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", NumericalWarning)
-            result = solve(network, method=args.method, **options)
+            result = solve(network, method=args.method or "exact", **options)
         for w in caught:
             print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
         if not result.converged and not caught:
             print(f"mva: warning: {path}: method {result.method} did not converge "
                   f"({result.iterations} iterations)", file=sys.stderr)
-        results.append((path, network, result))
+        results.append(("network", path, (network, result)))
 
     out, close = _open_output(args.output, args.force)
     try:
-        for i, (path, network, result) in enumerate(results):
-            if args.format == "json":
-                record = {"file": path, "network": network.name, **result.to_dict()}
-                out.write(json.dumps(record) + "\n")
-            elif args.format == "csv":
-                out.write(_format_csv(path, result, len(results) > 1, header=(i == 0)))
+        first = {"network": True, "model": True}
+        for i, (what, path, payload) in enumerate(results):
+            if what == "parameters":
+                out.write(("\n" if i else "") + payload)
+            elif what == "model":
+                if args.format == "json":
+                    out.write(json.dumps(_model_record(path, payload)) + "\n")
+                elif args.format == "csv":
+                    out.write(_model_csv(path, payload, header=first["model"]))
+                else:
+                    out.write(("\n" if i else "") + _format_model_table(path, payload))
+                first["model"] = False
             else:
-                if i:
-                    out.write("\n")
-                out.write(_format_table(network.name, path, result))
+                network, result = payload
+                if args.format == "json":
+                    record = {"file": path, "network": network.name, **result.to_dict()}
+                    out.write(json.dumps(record) + "\n")
+                elif args.format == "csv":
+                    out.write(_format_csv(path, result, len(results) > 1, header=first["network"]))
+                else:
+                    out.write(("\n" if i else "") + _format_table(network.name, path, result))
+                first["network"] = False
     finally:
         if close:
             out.close()
-    if args.strict and any(not r.converged for _, _, r in results):
+    unconverged = [p for what, p, r in results
+                   if (what == "model" and not r.converged) or (what == "network" and not r[1].converged)]
+    if args.strict and unconverged:
         return ExitCode.NOT_CONVERGED
     return ExitCode.OK
 
@@ -122,11 +227,17 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     parser.add_argument("--version", action="version", version=f"mva {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    solve_p = sub.add_parser("solve", help="solve network files (TOML or JSON)",
-                             description="Solve one or more network files and print the measures.")
-    solve_p.add_argument("files", nargs="+", metavar="NETWORK_FILE")
-    solve_p.add_argument("--method", default="exact", choices=sorted(METHODS),
-                         help="solution method (default: exact)")
+    solve_p = sub.add_parser("solve", help="solve network files or model files (TOML or JSON)",
+                             description="Solve network files (stations and classes) or model files "
+                                         "(a top-level 'kind', e.g. tpcc_smp) and print the measures.")
+    solve_p.add_argument("files", nargs="+", metavar="FILE")
+    solve_p.add_argument("--method", choices=sorted(METHODS),
+                         help="solution method for network files (default: exact)")
+    solve_p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                         help="set a model parameter by dotted name (repeatable; TOML values, e.g. "
+                              "cpus=4, disk.rotation_latency=0.9e6, mapping.table_to_disk=[1,2,1,2,1,2,1,2,1])")
+    solve_p.add_argument("--list-parameters", action="store_true",
+                         help="list a model file's parameters with values, defaults and units, and exit")
     solve_p.add_argument("--tol", type=float, metavar="X",
                          help="convergence tolerance of an approximate method (default 1e-8)")
     solve_p.add_argument("--max-iter", type=int, metavar="N",

@@ -4,7 +4,7 @@ A closed network of ``N`` terminals (think time eq. 3.1) and four centres, solve
 (section 3.2, end):
 
 - ``cpu``: k CPUs with caches as a flow-equivalent service centre (eq. 3.3-3.4), its rate
-  function either obtained by Norton aggregation of a CPU / memory-bus / memory
+  function either obtained by Norton aggregation of a CPU / cache / memory-bus
   subnetwork (:func:`mva.aggregation.flow_equivalent_station`) or given as a table;
 - ``memory_bus`` (eq. 3.5) and ``memory`` with split-transaction bus contention (eq. 3.6);
 - ``io``: the I/O system of eq. 3.9, the I/O buses (eq. 3.7, read/write asymmetry) plus
@@ -357,13 +357,25 @@ class TPCCSMP:
             parallel = parallel_disk_time(disk, u_disk, v["io.disk_parallelism"])
         io = per_bus.sum(axis=1) + parallel
         return {"memory_bus": mbus, "memory": mem, "io_bus": per_bus, "disk": disk, "io": io,
-                "u_memory_bus": u_mbus, "u_memory": x @ mem, "u_io_bus": u_bus, "u_disk": u_disk}
+                "u_memory_bus": u_mbus, "u_memory": x @ mem, "u_io_bus": u_bus, "u_disk": u_disk,
+                "u_io": x @ io}
 
     # --- solution --------------------------------------------------------------------
 
     @timed
     def solve(self) -> ModelSolution:
-        """Solve the model; outputs tpmC, throughput (1/s), response time (s), utilisations."""
+        """Solve the model.
+
+        Returns
+        -------
+        ModelSolution
+            ``outputs``: ``tpmC`` (New-Order per minute, eq. 3.10), ``throughput`` (all
+            transactions, 1/s), ``response_time`` (s, excluding think time),
+            ``utilization`` (fractions: ``cpu`` = P(CPU centre busy), ``memory_bus``,
+            ``memory``, ``io_bus_1..L``, ``disk_1..D``, each X D of its device, and
+            ``io_system``, X D_I/O of the eq. 3.9 centre), ``residence_time`` (s per
+            transaction at ``cpu``, ``memory_bus``, ``memory``, ``io``).
+        """
         if self.values["model.classes"] == "transaction":
             return self._solve_classes()
         return self._solve_single()
@@ -450,7 +462,8 @@ class TPCCSMP:
                            Station("io", "queue", dem["io"])],
                           classes=w.names, population=populations, think_time=w.think)
             result = exact_mva(net)
-            change = np.max(np.abs(result.throughput - x) / result.throughput)
+            active = result.throughput > 0                  # a class with no terminals has X = 0
+            change = float(np.max(np.abs(result.throughput - x)[active] / result.throughput[active]))
             if change > last_change:
                 step = max(step * 0.5, 1e-3)
             last_change = change
@@ -478,6 +491,7 @@ class TPCCSMP:
                "memory": float(dem["u_memory"])}
         out.update({f"io_bus_{b + 1}": float(u) for b, u in enumerate(dem["u_io_bus"])})
         out.update({f"disk_{d + 1}": float(u) for d, u in enumerate(dem["u_disk"])})
+        out["io_system"] = float(dem["u_io"])
         return out
 
     def _solution(self, *, x_total, new_order, response, utilization, residence, converged, iterations,
