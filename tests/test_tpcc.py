@@ -357,3 +357,16 @@ def test_report_covers_every_published_value(capsys):
     for table in (10, 11, 12, 13, 14, 15, 16, 17, 18):
         assert f"Table {table}:" in out
     assert report_main(["--set", "cpus=oops"]) == 2
+
+
+def test_readme_tpcc_commands_run(capsys, monkeypatch):
+    """Every `mva solve data/tpcc/...` line of the README's TPC-C section runs and exits 0."""
+    import shlex
+    root = os.path.join(os.path.dirname(__file__), "..")
+    monkeypatch.chdir(root)
+    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    commands = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("mva solve data/tpcc")]
+    assert len(commands) >= 4
+    for command in commands:
+        assert main(shlex.split(command)[1:]) == 0, command
+    capsys.readouterr()

@@ -431,7 +431,8 @@ class TPCCSMP:
         return self._solution(x_total=x, new_order=x * v["workload.mix"][0], response=n_terms / x - z,
                               utilization=utilization, residence=residence, converged=message == "",
                               iterations=evaluations, message=message,
-                              extras={"think_time": z, "cpu_marginal": marginal.copy()})
+                              extras={"think_time": z, "cpu_marginal": marginal.copy(),
+                                      "memory_demand": float(dem["memory"][0]), "io_demand": float(dem["io"][0])})
 
     def _solve_classes(self) -> ModelSolution:
         """Five transaction classes, exact multi-class MVA (:func:`mva.exact_mva`).
