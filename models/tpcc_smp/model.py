@@ -36,7 +36,7 @@ from mva import Network, Station, exact_mva
 from mva.aggregation import flow_equivalent_station
 from mva.errors import ModelError, NumericalWarning
 from mva.modelkind import (ModelSolution, Parameter, choice, integer, integer_list, real, real_list,
-                           timed)
+                           resolve_values, timed)
 
 from . import data
 from .equations import (DISK_PARALLELISM, disk_demand, io_bus_contention, io_bus_demand,
@@ -193,7 +193,6 @@ class TPCCSMP:
     @classmethod
     def from_values(cls, values: dict, name: str = "") -> "TPCCSMP":
         """Model from dotted-name values (unknown names and bad values: ModelError)."""
-        from mva.modelkind import resolve_values
         full = values if set(values) == {p.name for p in PARAMETERS} else resolve_values(PARAMETERS, values)
         return cls(full, name)
 
@@ -220,8 +219,6 @@ class TPCCSMP:
                     raise ModelError("mapping.disk_to_bus", f"disk {d} is on bus {b}, but there are {buses} buses")
         if abs(sum(v["workload.mix"]) - 1.0) > 1e-9:
             raise ModelError("workload.mix", f"must sum to 1, sums to {sum(v['workload.mix']):.6g}")
-        if v["cpu.cache_hit_rate"] >= 1.0 and not v["cpu.rate"]:
-            pass  # allowed: no memory traffic from CPUs
 
     def bus_of_disk(self) -> np.ndarray:
         """0-based I/O bus of each disk (mapping F)."""
@@ -397,6 +394,7 @@ class TPCCSMP:
         queue = np.zeros(3)                                           # memory_bus, memory, io
         evaluations = 0
         lowest_p0 = 1.0
+        unsolved = []
         x = 0.0
 
         def residences(rate):
@@ -409,11 +407,18 @@ class TPCCSMP:
             def excess(rate):
                 nonlocal evaluations
                 evaluations += 1
-                r, _ = residences(rate)
-                return n / (z + r_cpu + r.sum()) - rate
+                total = z + r_cpu + residences(rate)[0].sum()
+                # a saturated device (U >= 1 at this trial rate) has infinite demand
+                return n / total - rate if np.isfinite(total) else -rate
 
             upper = n / (z + r_cpu + residences(0.0)[0].sum())
-            x = upper if excess(upper) >= 0 else brentq(excess, 0.0, upper, xtol=1e-300, rtol=max(tol, 4e-16))
+            if excess(upper) >= 0:      # demands do not grow with load: no fixed point to solve
+                x = upper
+            else:
+                x, root = brentq(excess, 0.0, upper, xtol=1e-300, rtol=max(tol, 4e-16), maxiter=200,
+                                 full_output=True, disp=False)
+                if not root.converged:
+                    unsolved.append(n)
             r, dem = residences(x)
             queue = x * r
             new = np.zeros_like(marginal)
@@ -421,10 +426,14 @@ class TPCCSMP:
             new[0] = 1.0 - new[1:].sum()
             lowest_p0 = min(lowest_p0, new[0])
             marginal = new
-        message = ""
+        problems = []
+        if unsolved:
+            problems.append(f"the contention fixed point did not converge at populations {unsolved[:5]}")
         if lowest_p0 < -1e-9:
-            message = (f"eq. 3.4 lost precision: P(0|n) = 1 - sum P(j|n) reached {lowest_p0:.3g}; "
-                       "the CPU centre is saturated")
+            problems.append(f"eq. 3.4 lost precision: P(0|n) = 1 - sum P(j|n) reached {lowest_p0:.3g} "
+                            "(the CPU centre is saturated)")
+        message = "; ".join(problems)
+        if message:
             warnings.warn(message, NumericalWarning, stacklevel=3)
         residence = {"cpu": n_terms / x - z - r.sum(), "memory_bus": r[0], "memory": r[1], "io": r[2]}
         utilization = self._utilization(dem, {"cpu": 1.0 - marginal[0]})

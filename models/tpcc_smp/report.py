@@ -106,14 +106,6 @@ def _config(name):
             "mapping.table_to_disk": data.mapping(mapping)}
 
 
-def _published(table, **where):
-    rows = data.published_tpmc() if table != 12 and table != 18 else data.published_utilization()
-    rows = rows[rows.table == table]
-    for key, value in where.items():
-        rows = rows[rows[key] == value]
-    return rows
-
-
 def _conclusions(solve):
     """The paper's five qualitative claims, tested on our model.
 
@@ -181,7 +173,7 @@ def _conclusions(solve):
     why = "" if best == "E" else (
         "the model spreads disk visits by Table 5; E puts " + ", ".join(f"{x:.1%}" for x in loads["E"])
         + " of accesses on disks 1-4 (disk 4 carries Warehouse, District, Stock, Customer and New-Order), "
-        f"against B's " + ", ".join(f"{x:.1%}" for x in loads["B"]) + "; Table 18 instead shows E's four "
+        "against B's " + ", ".join(f"{x:.1%}" for x in loads["B"]) + "; Table 18 instead shows E's four "
         "disks 38-54% busy, which no Table 5 split of E can produce (disk 2 holds only History, 0.36%)")
     out.append(("allocation E is the best of A-E", best == "E",
                 ", ".join(f"{a} {v:.1f}" for a, v in alloc.items()) + f" (best: {best})", why))
@@ -305,21 +297,22 @@ def _access() -> pd.DataFrame:
                          "from_table4": derived, "diff": derived - t5["probability"].to_numpy()})
 
 
+def _by_table(frame, what, columns, formatters):
+    """One block per published table: a title line, the rows, a blank line."""
+    formatters = {"paper": "{:.1f}".format, "model": "{:.1f}".format, **formatters}
+    lines = []
+    for table, group in frame.groupby("table", sort=True):
+        lines += [f"Table {table}: {what}", group[columns].to_string(index=False, formatters=formatters), ""]
+    return lines
+
+
 def _text(rep: Reproduction) -> str:
     lines = ["TPC-C SMP model (seed 002): reproduction of Tables 10-18",
              "overrides: " + (", ".join(f"{k}={v}" for k, v in rep.base.items()) or "none (documented defaults)"), ""]
-    fmt = {"paper": "{:.1f}".format, "model": "{:.1f}".format, "rel_diff": "{:+.1%}".format}
-    for table, group in rep.tpmc.groupby("table", sort=True):
-        lines.append(f"Table {table}: tpmC")
-        cols = ["configuration", "mapping", "parameter", "value", "paper", "model", "rel_diff"]
-        lines.append(group[cols].to_string(index=False, formatters=fmt))
-        lines.append("")
-    ufmt = {"paper": "{:.1f}".format, "model": "{:.1f}".format, "diff_points": "{:+.1f}".format}
-    for table, group in rep.utilization.groupby("table", sort=True):
-        lines.append(f"Table {table}: utilisation (%)")
-        cols = ["configuration", "mapping", "value", "device", "paper", "model", "diff_points"]
-        lines.append(group[cols].to_string(index=False, formatters=ufmt))
-        lines.append("")
+    lines += _by_table(rep.tpmc, "tpmC", ["configuration", "mapping", "parameter", "value", "paper", "model",
+                                          "rel_diff"], {"rel_diff": "{:+.1%}".format})
+    lines += _by_table(rep.utilization, "utilisation (%)", ["configuration", "mapping", "value", "device", "paper",
+                                                            "model", "diff_points"], {"diff_points": "{:+.1f}".format})
     mean, worst = rep.tpmc_error
     lines.append(f"tpmC relative error over Tables 10, 11, 13-17 ({len(rep.tpmc)} values): "
                  f"mean {mean:.1%}, max {worst:.1%}")
