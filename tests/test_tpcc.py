@@ -162,6 +162,24 @@ def test_flow_equivalent_station_reproduces_the_full_network():
     assert reduced.queue_length[0, 0] == pytest.approx(full.queue_length[:3, 0].sum(), rel=1e-10)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sub=st.integers(1, 3), n_rest=st.integers(1, 3),
+       population=st.integers(1, 15), think=st.floats(0.0, 5.0))
+def test_norton_aggregation_is_exact_for_any_subnetwork(seed, n_sub, n_rest, population, think):
+    """Any stations (queue, delay, multi, ld) in the subnetwork, any in the rest."""
+    from mva.random_networks import random_station
+    rng = np.random.default_rng(seed)
+    sub = [random_station(rng, f"s{i}", 1, skip_probability=0.0) for i in range(n_sub)]
+    rest = [random_station(rng, f"r{i}", 1, skip_probability=0.0) for i in range(n_rest)]
+    if all(s.kind == "delay" for s in sub):
+        sub[0] = Station("s0", "queue", sub[0].demand)
+    full = exact_mva(Network(sub + rest, population=[population], think_time=[think]))
+    fesc = flow_equivalent_station("agg", Network(sub, population=[1]), population)
+    reduced = exact_mva(Network([fesc] + rest, population=[population], think_time=[think]))
+    assert reduced.throughput[0] == pytest.approx(full.throughput[0], rel=1e-10)
+    assert reduced.queue_length[1:, 0] == pytest.approx(full.queue_length[n_sub:, 0], rel=1e-9, abs=1e-12)
+
+
 def test_norton_throughputs_by_hand_and_errors():
     # one queue of demand 2: X(j) = 1/2 for every j
     x = norton_throughputs(Network([Station("q", "queue", [2.0])], population=[1]), 4)
