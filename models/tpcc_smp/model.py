@@ -181,8 +181,8 @@ class TPCCSMP:
 
     kind = "tpcc_smp"
 
-    def __init__(self, values: dict, name: str = ""):
-        self.values = dict(values)
+    def __init__(self, values: dict | None = None, name: str = ""):
+        self.values = resolve_values(PARAMETERS, values or {})   # names and values checked
         self.name = name
         self._check()
 
@@ -193,8 +193,7 @@ class TPCCSMP:
     @classmethod
     def from_values(cls, values: dict, name: str = "") -> "TPCCSMP":
         """Model from dotted-name values (unknown names and bad values: ModelError)."""
-        full = values if set(values) == {p.name for p in PARAMETERS} else resolve_values(PARAMETERS, values)
-        return cls(full, name)
+        return cls(values, name)
 
     def replace(self, **changes) -> "TPCCSMP":
         """A copy with parameters changed; dotted names with ``.`` written as ``__``."""
