@@ -98,10 +98,6 @@ def _format_model_table(path: str, solution) -> str:
     return out.getvalue()
 
 
-def _model_record(path: str, solution) -> dict:
-    return {"file": path, **solution.to_dict()}
-
-
 def _model_csv(path: str, solution, header: bool) -> str:
     row = {"file": path, "model": solution.model}
     for key, value in solution.outputs.items():
@@ -137,6 +133,16 @@ def _show(value) -> str:
     return str(value)
 
 
+def _solve_reporting_warnings(path: str, run):
+    """``run()``, its numerical warnings printed as one stderr line each; (result, warned)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NumericalWarning)
+        result = run()
+    for w in caught:
+        print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
+    return result, bool(caught)
+
+
 def _cmd_solve(args) -> int:
     from . import solve
     from .files import network_from_dict, read_document
@@ -161,11 +167,7 @@ def _cmd_solve(args) -> int:
                 model = model_from_document(doc, overrides)
             except ModelError as exc:
                 raise ModelError(f"{path}: {exc.field}", exc.problem) from None
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", NumericalWarning)
-                solution = model.solve()
-            for w in caught:
-                print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
+            solution, _ = _solve_reporting_warnings(path, model.solve)
             results.append(("model", path, solution))
             continue
         if args.list_parameters or overrides:
@@ -176,12 +178,9 @@ def _cmd_solve(args) -> int:
             network = network_from_dict(doc)
         except ModelError as exc:
             raise ModelError(f"{path}: {exc.field}", exc.problem) from None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", NumericalWarning)
-            result = solve(network, method=args.method or "exact", **options)
-        for w in caught:
-            print(f"mva: warning: {path}: {w.message}", file=sys.stderr)
-        if not result.converged and not caught:
+        result, warned = _solve_reporting_warnings(
+            path, lambda: solve(network, method=args.method or "exact", **options))
+        if not result.converged and not warned:
             print(f"mva: warning: {path}: method {result.method} did not converge "
                   f"({result.iterations} iterations)", file=sys.stderr)
         results.append(("network", path, (network, result)))
@@ -194,7 +193,7 @@ def _cmd_solve(args) -> int:
                 out.write(("\n" if i else "") + payload)
             elif what == "model":
                 if args.format == "json":
-                    out.write(json.dumps(_model_record(path, payload)) + "\n")
+                    out.write(json.dumps({"file": path, **payload.to_dict()}) + "\n")
                 elif args.format == "csv":
                     out.write(_model_csv(path, payload, header=first["model"]))
                 else:

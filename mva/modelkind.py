@@ -16,7 +16,9 @@ is built from a complete, checked set of values, and returns a :class:`ModelSolu
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -93,13 +95,11 @@ class ModelKind(Protocol):
 
 def timed(func):
     """Decorator for ``solve``: fills ``solve_seconds`` of the returned solution."""
+    @functools.wraps(func)
     def wrapper(*args, **kwargs):
         start = time.perf_counter()
         solution = func(*args, **kwargs)
-        object.__setattr__(solution, "solve_seconds", time.perf_counter() - start)
-        return solution
-    wrapper.__doc__ = func.__doc__
-    wrapper.__name__ = func.__name__
+        return dataclasses.replace(solution, solve_seconds=time.perf_counter() - start)
     return wrapper
 
 
