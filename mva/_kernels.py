@@ -219,3 +219,34 @@ def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, popu
             xc = comp_throughput[comp_index[k], n, 0]
             marg[k, 0] = 0.0 if xc == np.inf else marg[k, 0] * x / xc
     return throughput, resid.reshape(M, 1).copy(), queue, marg
+
+
+@_jit
+def batch_single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, population,
+                           comp_index, comp_throughput):
+    """:func:`single_class_mva` over a leading batch axis, in one compiled loop.
+
+    demand (B, M, 1), think (B, 1), comp_throughput (B, K, N + 1, 1); the station kinds,
+    capacities and population are shared.  Each case runs the very same arithmetic as a
+    single solve, so results are bit-for-bit those of ``single_class_mva``.
+
+    Returns throughput (B, N + 1, 1), residence (B, M, 1), queue (B, M), marginal (B, M, T).
+    """
+    B, M = demand.shape[0], demand.shape[1]
+    N = population[0]
+    t_max = 1
+    for k in range(M):
+        if n_tracked[k] > t_max:
+            t_max = n_tracked[k]
+    throughput = np.empty((B, N + 1, 1))
+    residence = np.empty((B, M, 1))
+    queue = np.empty((B, M))
+    marginal = np.empty((B, M, t_max))
+    for b in range(B):
+        x, r, q, m = single_class_mva(demand[b], is_delay, capacity, cap_len, n_tracked, think[b], population,
+                                      comp_index, comp_throughput[b])
+        throughput[b] = x
+        residence[b] = r
+        queue[b] = q
+        marginal[b] = m
+    return throughput, residence, queue, marginal

@@ -111,14 +111,19 @@ def _model_csv(path: str, solution, header: bool) -> str:
 
 
 def _format_parameters(path: str, doc: dict, overrides: dict) -> str:
-    from .modelkind import load_model_kind, model_from_document
-    model = model_from_document(doc, overrides)       # validates the file and --set first
-    cls = load_model_kind(doc["kind"])
-    rows = [(p.name, _show(model.values[p.name]), _show(p.default), p.unit, p.description) for p in cls.parameters()]
+    from .sweep import ModelTarget
+    return _parameter_table(path, f"model kind {doc['kind']}", ModelTarget(doc, overrides))
+
+
+def _parameter_table(path: str, what: str, target) -> str:
+    """Every parameter of a file: value (file and --set over the default), default, unit."""
+    defaults = target.defaults()
+    rows = [(p.name, _show(p.default), _show(defaults[p.name]), p.unit, p.description)
+            for p in target.parameters()]
     heads = ("parameter", "value", "default", "unit")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     out = io.StringIO()
-    out.write(f"{path}  (model kind {doc['kind']}; value = file and --set over the default)\n\n")
+    out.write(f"{path}  ({what}; value = file and --set over the default)\n\n")
     out.write("  ".join(h.ljust(w) for h, w in zip(heads, widths)) + "  description\n")
     for r in rows:
         out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n")
@@ -143,6 +148,86 @@ def _solve_reporting_warnings(path: str, run):
     return result, bool(caught)
 
 
+def _cmd_what_if(args, options, overrides) -> int:
+    """--sweep, --sensitivity: a table of cases (or of parameters) for one file."""
+    from .analysis import first_meeting, plot_sweep, sensitivities
+    from .files import read_document
+    from .grid import cartesian, parse_sweeps, zipped
+    from .sweep import run_sweep, target_from_document
+
+    if len(args.files) != 1:
+        raise ModelError("--sweep", "sweeps and sensitivities take one FILE")
+    if args.workers is not None and args.workers < 1:
+        raise ModelError("--workers", f"must be >= 1, got {args.workers}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise ModelError("--chunk-size", f"must be >= 1, got {args.chunk_size}")
+    if args.format == "parquet" and not args.output:
+        raise ModelError("--format", "parquet is binary: give -o FILE")
+    path = args.files[0]
+    doc = read_document(path)
+    try:
+        target = target_from_document(doc, args.method, options, overrides)
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc.field}", exc.problem) from None
+    if args.sensitivity:
+        if args.sweep:
+            raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
+        frame = sensitivities(target)
+        frame.insert(0, "output", target.main_output)
+    else:
+        sweeps = parse_sweeps(args.sweep)
+        target.check_names(sweeps)
+        cases = zipped(sweeps) if args.zip else cartesian(sweeps)
+        frame = run_sweep(doc, cases, method=args.method, options=options, overrides=overrides,
+                          scheduler=args.scheduler, workers=args.workers, chunk_size=args.chunk_size)
+        if args.plot:
+            plot_sweep(frame, list(sweeps), target.main_output, args.plot)
+        if args.target:
+            row = first_meeting(frame, args.target)
+            if row is None:
+                print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
+            else:
+                chosen = ", ".join(f"{n}={row[n]}" for n in sweeps)
+                print(f"mva: target {args.target}: first case meeting it: {chosen} "
+                      f"({target.main_output} {row[target.main_output]:.6g})", file=sys.stderr)
+    _write_frame(frame, args)
+    unconverged = "converged" in frame and not frame["converged"].all()
+    if unconverged:
+        print(f"mva: warning: {int((~frame['converged']).sum())} case(s) did not converge", file=sys.stderr)
+    return ExitCode.NOT_CONVERGED if (args.strict and unconverged) else ExitCode.OK
+
+
+def _write_frame(frame, args) -> None:
+    if args.format == "parquet":
+        if os.path.exists(args.output) and not args.force:
+            raise ModelError("-o", f"{args.output} exists; pass --force to overwrite it")
+        try:
+            frame.to_parquet(args.output, index=False)
+        except ImportError:
+            raise ModelError("--format", "parquet needs pyarrow: pip install 'mva-smp[parquet]'") from None
+        return
+    out, close = _open_output(args.output, args.force)
+    try:
+        if args.format == "csv":
+            out.write(frame.to_csv(index=False, float_format="%.17g"))
+        elif args.format == "json":
+            for record in frame.to_dict(orient="records"):
+                out.write(json.dumps(record, default=_json_default) + "\n")
+        else:
+            out.write(frame.to_string(index=False) + "\n")
+    finally:
+        if close:
+            out.close()
+
+
+def _json_default(value):
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
 def _cmd_solve(args) -> int:
     from . import solve
     from .files import network_from_dict, read_document
@@ -153,6 +238,13 @@ def _cmd_solve(args) -> int:
                                                 ("max_outer", args.max_outer),
                                                 ("multiserver", args.multiserver)) if value is not None}
     overrides = parse_assignments(args.set)
+    if args.sweep or args.sensitivity:
+        return _cmd_what_if(args, options, overrides)
+    for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size"):
+        if getattr(args, flag) not in (None, False):
+            raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps: add --sweep NAME=SPEC")
+    if args.format == "parquet":
+        raise ModelError("--format", "parquet is for sweeps (--sweep)")
     results = []
     for path in args.files:
         doc = read_document(path)
@@ -170,12 +262,17 @@ def _cmd_solve(args) -> int:
             solution, _ = _solve_reporting_warnings(path, model.solve)
             results.append(("model", path, solution))
             continue
-        if args.list_parameters or overrides:
-            flag = "--list-parameters" if args.list_parameters else "--set"
-            raise ModelError(flag, f"{path} is a network file; named parameters belong to model files "
-                                   "(a file with a top-level 'kind')")
         try:
-            network = network_from_dict(doc)
+            if args.list_parameters:
+                from .sweep import NetworkTarget
+                results.append(("parameters", path, _parameter_table(path, "network file",
+                                                                     NetworkTarget(doc, overrides=overrides))))
+                continue
+            if overrides:
+                from .sweep import NetworkTarget
+                network = NetworkTarget(doc, overrides=overrides).network
+            else:
+                network = network_from_dict(doc)
         except ModelError as exc:
             raise ModelError(f"{path}: {exc.field}", exc.problem) from None
         result, warned = _solve_reporting_warnings(
@@ -245,12 +342,25 @@ def build_parser() -> argparse.ArgumentParser:
                          help="outer iteration cap of linearizer (default 100)")
     solve_p.add_argument("--multiserver", choices=("marginal", "seidmann"),
                          help="multi-server treatment of an approximate method (default marginal)")
-    solve_p.add_argument("--format", default="table", choices=("table", "json", "csv"),
-                         help="output format (default: table); json is one object per line per file")
+    solve_p.add_argument("--format", default="table", choices=("table", "json", "csv", "parquet"),
+                         help="output format (default: table); json is one object per line per file or "
+                              "case; parquet (sweeps, with -o) needs pyarrow")
     solve_p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     solve_p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")
     solve_p.add_argument("--strict", action="store_true",
                          help=f"exit with status {int(ExitCode.NOT_CONVERGED)} if a result did not converge")
+    what_if = solve_p.add_argument_group("what-if sweeps (one FILE)")
+    what_if.add_argument("--sweep", action="append", default=[], metavar="NAME=SPEC",
+                         help="sweep a parameter: start:stop:step, a,b,c or @file.csv (repeatable: a cartesian grid)")
+    what_if.add_argument("--zip", action="store_true", help="pair the sweeps value by value instead of a grid")
+    what_if.add_argument("--plot", metavar="PNG", help="plot the main output against the first swept parameter")
+    what_if.add_argument("--target", metavar="EXPR", help="report the first (smallest) case meeting EXPR, "
+                                                          "e.g. tpmC>=55 (on stderr)")
+    what_if.add_argument("--sensitivity", action="store_true",
+                         help="elasticities d log(output)/d log(parameter) of every continuous parameter, ranked")
+    what_if.add_argument("--scheduler", metavar="ADDRESS", help="send chunks to a running Dask scheduler")
+    what_if.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N processes")
+    what_if.add_argument("--chunk-size", type=int, metavar="N", help="cases per chunk (default: automatic)")
     solve_p.set_defaults(handler=_cmd_solve)
     for ep in entry_points(group="mva.commands"):
         ep.load()(sub)

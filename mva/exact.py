@@ -65,12 +65,23 @@ def _closed_lattice(plan, force_lattice=False):
     population; the lattice index is mixed radix with class 0 fastest.  Complement
     networks (one station removed) are solved by the same kernel and memoised.
     """
-    demand, is_delay, table, cap_len, tracked = (plan.closed_demand, plan.is_delay, plan.table,
-                                                 plan.cap_len, plan.tracked)
-    think, population = plan.think, plan.population
-    size = _lattice_size(population, len(cap_len), int(tracked.sum()))
-    n_classes = len(population)
-    kernel = _kernels.single_class_mva if n_classes == 1 and not force_lattice else _kernels.closed_lattice_mva
+    _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()))   # refuses huge lattices
+    single = len(plan.population) == 1 and not force_lattice
+    kernel = _kernels.single_class_mva if single else _kernels.closed_lattice_mva
+    return solve_with_complements(plan, kernel, plan.closed_demand, plan.think)
+
+
+def solve_with_complements(plan, kernel, demand, think, batch=False):
+    """Run ``kernel`` on the whole network after the complement networks it needs.
+
+    A station that carries marginals needs p(0) from the network without it (see
+    :mod:`mva._kernels`), and so on recursively; each distinct subset of stations is solved
+    once.  ``demand`` is (M, C), or (B, M, C) with ``batch`` (then ``think`` is (B, C)
+    and complements are stacked on axis 1, as :func:`~mva._kernels.batch_single_class_mva`
+    expects).  Returns the kernel's outputs for the whole network.
+    """
+    is_delay, table, cap_len, tracked, population = (plan.is_delay, plan.table, plan.cap_len, plan.tracked,
+                                                     plan.population)
     cache = {}
 
     def run(keep):
@@ -78,15 +89,19 @@ def _closed_lattice(plan, force_lattice=False):
             return cache[keep]
         needs = [i for i, k in enumerate(keep) if tracked[k] > 0]
         comp_index = np.full(len(keep), -1, dtype=np.int64)
-        comp = np.empty((len(needs), size, n_classes)) if needs else _NO_COMPLEMENT
         for row, i in enumerate(needs):
             comp_index[i] = row
-            comp[row] = run(keep[:i] + keep[i + 1:])[0]
+        parts = [run(keep[:i] + keep[i + 1:])[0] for i in needs]
+        if batch:
+            comp = np.stack(parts, axis=1) if parts else np.empty((demand.shape[0], 1, 1, 1))
+        else:
+            comp = np.stack(parts) if parts else _NO_COMPLEMENT
         if len(keep) == len(cap_len):  # the whole network: no copies
             out = kernel(demand, is_delay, table, cap_len, tracked, think, population, comp_index, comp)
         else:
             rows = np.array(keep, dtype=np.int64)
-            out = kernel(demand[rows], is_delay[rows], table[rows], cap_len[rows], tracked[rows],
+            sub = np.ascontiguousarray(demand[:, rows] if batch else demand[rows])
+            out = kernel(sub, is_delay[rows], table[rows], cap_len[rows], tracked[rows],
                          think, population, comp_index, comp)
         cache[keep] = out
         return out

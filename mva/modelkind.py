@@ -33,7 +33,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["Parameter", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
-           "is_model_document", "model_from_document", "parse_assignments", "resolve_values",
+           "is_model_document", "model_from_document", "parse_assignments", "resolve_values", "check_names",
+           "flatten_document",
            "integer", "real", "choice", "real_list", "integer_list", "timed"]
 
 ENTRY_POINT_GROUP = "mva.models"
@@ -45,7 +46,8 @@ class Parameter:
     """One settable input of a model kind.
 
     ``check(field, value)`` returns the normalised value or raises :class:`ModelError`
-    naming ``field``.
+    naming ``field``.  ``role`` is ``"input"`` for what describes the system and
+    ``"solver"`` for numerical settings (tolerances), which sensitivities leave out.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Parameter:
     unit: str
     description: str
     check: Callable[[str, Any], Any] = field(repr=False, default=lambda f, v: v)
+    role: str = "input"
 
 
 @dataclass(frozen=True)
@@ -203,18 +206,28 @@ def _flatten(table: dict, prefix: str = "") -> dict:
     return flat
 
 
+def flatten_document(doc: dict) -> dict:
+    """A model file's parameters by dotted name (everything but ``kind`` and ``name``)."""
+    return _flatten({k: v for k, v in doc.items() if k not in RESERVED_KEYS})
+
+
 def _unknown(name: str, valid) -> ModelError:
     close = difflib.get_close_matches(name, valid, n=3)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return ModelError(name, f"unknown parameter; {hint}valid: {', '.join(valid)}")
 
 
+def check_names(parameters, names) -> None:
+    """ModelError for the first of ``names`` that is not a parameter (with close matches)."""
+    valid = [p.name for p in parameters]
+    for name in names:
+        if name not in valid:
+            raise _unknown(name, valid)
+
+
 def resolve_values(parameters, given: dict) -> dict:
     """Every parameter's checked value: ``given`` (dotted names) over the defaults."""
-    by_name = {p.name: p for p in parameters}
-    for name in given:
-        if name not in by_name:
-            raise _unknown(name, list(by_name))
+    check_names(parameters, given)
     return {p.name: p.check(p.name, given[p.name]) if p.name in given else p.default
             for p in parameters}
 
@@ -248,6 +261,6 @@ def model_from_document(doc: dict, overrides: dict | None = None):
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise ModelError("name", f"must be a string, got {name!r}")
-    given = _flatten({k: v for k, v in doc.items() if k not in RESERVED_KEYS})
+    given = flatten_document(doc)
     given.update(overrides or {})
     return cls.from_values(resolve_values(cls.parameters(), given), name=name)

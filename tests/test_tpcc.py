@@ -69,35 +69,40 @@ def test_disk_visit_scale_by_the_utilisation_law():
 
 def test_memory_bus_and_memory_demands():
     assert eq.memory_bus_demand(1000.0, 24.0, 2.0, 10.0) == pytest.approx(1024 * 12)
+    assert eq.memory_bus_demand(np.array([1.0, 2.0]), np.array([0.0, 1.0]), 2.0, 10.0) == pytest.approx([12, 36])
     # contention: 6 cycles x (0.5 - 0.3) / (1 - 0.5) = 2.4 cycles per visit
     assert eq.memory_demand(1000.0, 24.0, 100.0, 2.0, 10.0, 0.5, 0.3) == pytest.approx(1024 * 102.4)
     assert eq.memory_demand(10.0, 0.0, 100.0, 2.0, 10.0, 0.4, 0.4) == pytest.approx(1000.0)
+    assert eq.memory_demand(10.0, 0.0, 100.0, 2.0, 10.0, 1.0, 0.4) == np.inf       # saturated bus
 
 
 def test_io_bus_demand_read_write_asymmetry():
     reads = np.array([[2.0, 1.0, 0.0]])
     writes = np.array([[1.0, 0.0, 3.0]])
-    per_bus, per_disk = eq.io_bus_demand(reads, writes, [0, 0, 1], 2, 120.0, 4850.0, 5120.0, 2.542e6)
+    per_bus, per_disk = eq.io_bus_demand(reads, writes, np.array([0, 0, 1]), 2, 120.0, 4850.0, 5120.0, 2.542e6)
     assert per_disk[0] == pytest.approx([2 * 4970 + 2547120, 4970, 3 * 2547120])
     assert per_bus[0] == pytest.approx([2 * 4970 + 2547120 + 4970, 3 * 2547120])
 
 
 def test_io_bus_contention_and_disk_demand():
     # (0.25 x 5120 + 0.75 x 4970) x (0.6 - 0.2) / (1 - 0.6)
-    wait = eq.io_bus_contention(0.75, 120.0, 4850.0, 5120.0, [0.6], [0.2])
-    assert wait == pytest.approx([(0.25 * 5120 + 0.75 * 4970) * 1.0])
-    d = eq.disk_demand([[3.0]], [[2.0]], 2.542e6, 150.0, wait)
+    wait = eq.io_bus_contention(0.75, 120.0, 4850.0, 5120.0, np.array([0.6, 1.0]), np.array([0.2, 0.5]))
+    assert wait == pytest.approx([(0.25 * 5120 + 0.75 * 4970) * 1.0, np.inf])
+    d = eq.disk_demand(np.array([[3.0, 0.0]]), np.array([[2.0, 1.0]]), 2.542e6, 150.0, wait)
+    assert d[0, 1] == pytest.approx(2.542e6)        # no reads: no wait, even on a saturated bus
     assert d[0, 0] == pytest.approx(3 * (2.542e6 + 150 + wait[0]) + 2 * 2.542e6)
 
 
 def test_parallel_disks_reduce_to_the_printed_two_disk_formula():
     d1, d2, u1, u2 = 3.0, 5.0, 0.4, 0.7
     printed = u1 * u2 * max(d1, d2) + u1 * (1 - u2) * d1 + u2 * (1 - u1) * d2
-    assert eq.parallel_disk_time([[d1, d2]], [u1, u2], "paper")[0] == pytest.approx(printed)
+    paper, conditional, serial = (eq.DISK_PARALLELISM.index(m) for m in ("paper", "conditional", "serial"))
+    demand, util = np.array([[d1, d2]]), np.array([u1, u2])
+    assert eq.parallel_disk_time(demand, util, paper)[0] == pytest.approx(printed)
     busy = 1 - (1 - u1) * (1 - u2)
-    assert eq.parallel_disk_time([[d1, d2]], [u1, u2], "conditional")[0] == pytest.approx(printed / busy)
-    assert eq.parallel_disk_time([[d1, d2]], [u1, u2], "serial")[0] == pytest.approx(d1 + d2)
-    assert eq.parallel_disk_time([[d1]], [u1], "conditional")[0] == pytest.approx(d1)
+    assert eq.parallel_disk_time(demand, util, conditional)[0] == pytest.approx(printed / busy)
+    assert eq.parallel_disk_time(demand, util, serial)[0] == pytest.approx(d1 + d2)
+    assert eq.parallel_disk_time(np.array([[d1]]), np.array([u1]), conditional)[0] == pytest.approx(d1)
 
 
 @settings(max_examples=60)
@@ -106,7 +111,8 @@ def test_parallel_disk_time_is_the_expected_max_over_busy_disks(disks):
     demand = [d for d, _ in disks]
     util = [u for _, u in disks]
     brute = reference_tpcc.expected_max_busy(demand, util)
-    assert eq.parallel_disk_time([demand], util, "paper")[0] == pytest.approx(brute, rel=1e-9, abs=1e-12)
+    got = eq.parallel_disk_time(np.array([demand]), np.array(util), 0)[0]
+    assert got == pytest.approx(brute, rel=1e-9, abs=1e-12)
     # and it never exceeds the slowest disk or the serial sum
     assert brute <= max(demand) + 1e-12 <= sum(demand) + 1e-12
 
@@ -353,10 +359,11 @@ def test_bad_model_files_are_one_line_and_exit_2(tmp_path, capsys):
         assert message in err and len(err.strip().splitlines()) == 1, (text, err)
 
 
-def test_set_on_a_network_file_is_an_error(capsys):
+def test_set_on_a_network_file_names_its_parameters(capsys):
     net = os.path.join(TPCC, "..", "examples", "two-class.toml")
     assert main(["solve", net, "--set", "cpus=2"]) == 2
-    assert "network file" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "cpus: unknown parameter" in err and "station.cpus.servers" in err and len(err.splitlines()) == 1
 
 
 # --- the reproduction report ---------------------------------------------------------------

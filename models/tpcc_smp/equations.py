@@ -5,16 +5,27 @@ five for the per-transaction variant); devices follow.  Times are in seconds, th
 in transactions per second, utilisations are fractions.  Nothing here iterates: the
 contention terms take utilisations as inputs and :mod:`models.tpcc_smp.model` solves the
 fixed point.
+
+The device equations (3.5-3.9) are numba-compiled: the same code serves the Python API,
+a single solve and the batch solver of sweeps (:mod:`models.tpcc_smp._kernels`).  They take
+float64 arrays (``reads``/``writes`` 2-D, utilisations 1-D).
 """
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 __all__ = ["mean_think_time", "table_access_distribution", "memory_bus_demand", "memory_demand",
            "io_bus_demand", "io_bus_contention", "disk_demand", "parallel_disk_time",
            "DISK_PARALLELISM", "tpmc"]
 
 DISK_PARALLELISM = ("paper", "conditional", "serial")
+
+
+def _jit(func):
+    # compiled once per machine (cache); numpy error model: x / 0 is inf, as the contention
+    # terms of a saturated device should be
+    return njit(cache=True, error_model="numpy", nogil=True)(func)
 
 
 def mean_think_time(mix, keying, think, menu=0.0):
@@ -41,11 +52,13 @@ def table_access_distribution(counts, weights=None):
     return total / total.sum()
 
 
+@_jit
 def memory_bus_demand(cpu_visits, disk_visits, request, reply):
     """Eq. 3.5: ``D_MBus = (V_CPU-Mem + V_Disk-Mem)(S_MBusRequest + S_MBusReply)`` (s)."""
-    return (np.asarray(cpu_visits) + np.asarray(disk_visits)) * (request + reply)
+    return (cpu_visits + disk_visits) * (request + reply)
 
 
+@_jit
 def memory_demand(cpu_visits, disk_visits, latency, request, reply, u_bus, u_bus_memory):
     """Eq. 3.6: memory demand with the split-transaction bus's second acquisition (s).
 
@@ -53,12 +66,15 @@ def memory_demand(cpu_visits, disk_visits, latency, request, reply, u_bus, u_bus
 
     ``u_bus_memory`` is ``U_MBus(Mem)``, the part of the bus utilisation caused by memory
     (CPU) traffic, so the contention counts the other source, disk transfers, as the paper
-    writes it.  ``u_bus`` must be < 1.
+    writes it.  A saturated bus (``u_bus >= 1``) gives an infinite demand.
     """
+    if u_bus >= 1.0:
+        return (cpu_visits + disk_visits) * np.inf
     contention = 0.5 * (request + reply) * (u_bus - u_bus_memory) / (1.0 - u_bus)
-    return (np.asarray(cpu_visits) + np.asarray(disk_visits)) * (latency + contention)
+    return (cpu_visits + disk_visits) * (latency + contention)
 
 
+@_jit
 def io_bus_demand(reads, writes, bus_of_disk, n_buses, request, reply, bus_latency, disk_time):
     """Eq. 3.7: I/O bus demand per bus, and each disk's share of it (s).
 
@@ -68,20 +84,21 @@ def io_bus_demand(reads, writes, bus_of_disk, n_buses, request, reply, bus_laten
 
     Parameters
     ----------
-    reads, writes : (C, D) visits per transaction to each disk.
-    bus_of_disk : (D,) 0-based bus index of each disk (the mapping F).
+    reads, writes : (C, D) float arrays, visits per transaction to each disk.
+    bus_of_disk : (D,) int array, 0-based bus of each disk (the mapping F).
 
     Returns
     -------
     per_bus : (C, B);  per_disk : (C, D), the bus time caused by each disk.
     """
-    per_disk = np.asarray(reads) * (request + reply) + np.asarray(writes) * (bus_latency + disk_time)
+    per_disk = reads * (request + reply) + writes * (bus_latency + disk_time)
     per_bus = np.zeros((per_disk.shape[0], n_buses))
-    for d, b in enumerate(bus_of_disk):
-        per_bus[:, b] += per_disk[:, d]
+    for d in range(per_disk.shape[1]):
+        per_bus[:, bus_of_disk[d]] += per_disk[:, d]
     return per_bus, per_disk
 
 
+@_jit
 def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_disk):
     """Waiting time of a read to regain its I/O bus, per disk (s), section 3.2:
 
@@ -92,26 +109,37 @@ def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_di
     as ``S_IOBus`` although eq. 3.7 makes a write hold the bus for
     ``S_IOBus + S_seek + S_latency + S_transfer`` (the model's ``io.write_bus_hold`` picks).
     ``u_bus`` (D,) is the utilisation of each disk's bus, ``u_bus_by_disk`` (D,) the part
-    of it caused by the disk itself; ``read_share`` is P_r (P_w = 1 - P_r).
+    of it caused by the disk itself; ``read_share`` is P_r (P_w = 1 - P_r).  A saturated
+    bus gives an infinite wait.
     """
     mean_hold = (1.0 - read_share) * write_hold + read_share * (request + reply)
-    return mean_hold * (np.asarray(u_bus) - np.asarray(u_bus_by_disk)) / (1.0 - np.asarray(u_bus))
+    out = np.empty(u_bus.shape[0])
+    for d in range(u_bus.shape[0]):
+        out[d] = np.inf if u_bus[d] >= 1.0 else mean_hold * (u_bus[d] - u_bus_by_disk[d]) / (1.0 - u_bus[d])
+    return out
 
 
+@_jit
 def disk_demand(reads, writes, disk_time, cache_latency, contention):
     """Eq. 3.8: ``D_Disk = V_read (S_seek + S_latency + S_transfer + S_Dcache + Contention)
-    + V_write (S_seek + S_latency + S_transfer)`` per disk (s); arrays (C, D), contention (D,)."""
-    return np.asarray(reads) * (disk_time + cache_latency + np.asarray(contention)) \
-        + np.asarray(writes) * disk_time
+    + V_write (S_seek + S_latency + S_transfer)`` per disk (s); arrays (C, D), contention (D,).
+    A disk without reads has no contention term (even on a saturated bus)."""
+    out = writes * disk_time
+    for c in range(reads.shape[0]):
+        for d in range(reads.shape[1]):
+            if reads[c, d] > 0.0:
+                out[c, d] += reads[c, d] * (disk_time + cache_latency + contention[d])
+    return out
 
 
-def parallel_disk_time(demand, utilization, mode="paper"):
+@_jit
+def parallel_disk_time(demand, utilization, mode):
     """``D_Disk`` of eq. 3.9: the disks' contribution to the I/O system's demand (s).
 
     Parameters
     ----------
     demand : (C, D) per-disk demands of each class;  utilization : (D,) disk utilisations.
-    mode : {"paper", "conditional", "serial"}
+    mode : int, index in :data:`DISK_PARALLELISM` (0 "paper", 1 "conditional", 2 "serial")
 
     Notes
     -----
@@ -136,22 +164,29 @@ def parallel_disk_time(demand, utilization, mode="paper"):
       operations are sequential; overlap across transactions is what the queueing
       model already captures), the paper's upper bound.
     """
-    demand = np.atleast_2d(np.asarray(demand, dtype=float))
-    if mode == "serial":
-        return demand.sum(axis=1)
-    u = np.clip(np.asarray(utilization, dtype=float), 0.0, 1.0)
-    out = np.empty(demand.shape[0])
-    for c in range(demand.shape[0]):
-        order = np.argsort(-demand[c], kind="stable")
-        idle_before = np.concatenate(([1.0], np.cumprod(1.0 - u[order])[:-1]))
-        out[c] = np.sum(demand[c, order] * u[order] * idle_before)
-    if mode == "conditional":
+    n_classes, n_disks = demand.shape
+    out = np.zeros(n_classes)
+    if mode == 2:
+        for c in range(n_classes):
+            out[c] = demand[c].sum()
+        return out
+    u = np.empty(n_disks)
+    for d in range(n_disks):
+        u[d] = min(max(utilization[d], 0.0), 1.0)
+    for c in range(n_classes):
+        order = np.argsort(-demand[c], kind="mergesort")
+        idle_before = 1.0
+        for i in order:
+            out[c] += demand[c, i] * u[i] * idle_before
+            idle_before *= 1.0 - u[i]
+    if mode == 1:
         busy = 1.0 - np.prod(1.0 - u)
         if busy > 0.0:
             out = out / busy
         else:  # no load yet: the limit U -> 0, where U_i is proportional to D_i
             weight = demand.sum(axis=0)
-            out = demand @ weight / weight.sum() if weight.sum() > 0 else out
+            if weight.sum() > 0:
+                out = demand @ weight / weight.sum()
     return out
 
 

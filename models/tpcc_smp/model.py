@@ -30,22 +30,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq
-
+import pandas as pd
 from mva import Network, Station, exact_mva
 from mva.aggregation import flow_equivalent_station
 from mva.errors import ModelError, NumericalWarning
 from mva.modelkind import (ModelSolution, Parameter, choice, integer, integer_list, real, real_list,
                            resolve_values, timed)
 
-from . import data
-from .equations import (DISK_PARALLELISM, disk_demand, io_bus_contention, io_bus_demand,
-                        mean_think_time, memory_bus_demand, memory_demand, parallel_disk_time,
-                        table_access_distribution, tpmc)
+from . import _kernels, data
+from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
 
 __all__ = ["TPCCSMP", "PARAMETERS", "disk_visit_scale_from_table12", "class_populations"]
 
-DISK_TIME_KEYS = ("disk.seek_time", "disk.rotation_latency", "disk.transfer_time")
 
 
 def disk_visit_scale_from_table12() -> float:
@@ -129,8 +125,10 @@ def _parameters() -> tuple[Parameter, ...]:
           choice("eq3.7", "printed")),
         P("model.classes", "single", "", "single (the paper's one class) or transaction (five classes, "
           "exact multi-class MVA)", choice("single", "transaction")),
-        P("solver.tol", 1e-10, "relative", "fixed-point tolerance on throughput", real(0.0, 0.1, strict=True)),
-        P("solver.max_iter", 500, "iterations", "outer fixed-point cap (transaction classes)", integer(1)),
+        P("solver.tol", 1e-10, "relative", "fixed-point tolerance on throughput", real(0.0, 0.1, strict=True),
+          role="solver"),
+        P("solver.max_iter", 500, "iterations", "outer fixed-point cap (transaction classes)", integer(1),
+          role="solver"),
     )
 
 
@@ -180,6 +178,7 @@ class TPCCSMP:
     """
 
     kind = "tpcc_smp"
+    main_output = "tpmC"
 
     def __init__(self, values: dict | None = None, name: str = ""):
         self.values = resolve_values(PARAMETERS, values or {})   # names and values checked
@@ -240,23 +239,25 @@ class TPCCSMP:
     def table_access(self) -> np.ndarray:
         """(5, 9) probability that a database access of each transaction type goes to each
         table: Table 5 for every type, or each type's own Table 4 profile."""
-        if self.values["workload.access_distribution"] == "table4":
-            return table_access_distribution(data.operation_counts())
-        return np.tile(data.table5_access() / data.table5_access().sum(), (5, 1))
+        return _table_access(self.values["workload.access_distribution"]).copy()
 
     def _per_type(self) -> _Workload:
-        v = self.values
+        return _per_type_cached(tuple(_hashable(self.values[k]) for k in WORKLOAD_KEYS))
+
+    @staticmethod
+    def _per_type_from(v: dict) -> _Workload:
         vis = data.visits()
         scale = v["workload.disk_visit_scale"]
         on_disk = np.zeros((9, v["disks"]))
         on_disk[np.arange(9), np.asarray(v["mapping.table_to_disk"]) - 1] = 1.0
-        share = self.table_access() @ on_disk                      # (5, D)
+        share = _table_access(v["workload.access_distribution"]) @ on_disk      # (5, D)
         reads = scale * vis["disk_read"][:, None] * share
         writes = scale * vis["disk_write"][:, None] * share
         misses = (1.0 - v["cpu.cache_hit_rate"]) * (vis["memory_read"] + vis["memory_write"])
         disk_memory = v["disk.block_size"] / v["cache.block_size"] * (reads + writes).sum(axis=1)
+        think = np.asarray(v["workload.keying_time"]) + np.asarray(v["workload.think_time"]) + v["workload.menu_time"]
         return _Workload(names=("new_order", "payment", "order_status", "delivery", "stock_level"),
-                         think=self.think_times(), weight=np.asarray(v["workload.mix"], dtype=float),
+                         think=think, weight=np.asarray(v["workload.mix"], dtype=float),
                          cpu_instructions=vis["cpu"], cpu_memory_visits=misses,
                          disk_memory_visits=disk_memory, reads=reads, writes=writes)
 
@@ -300,13 +301,16 @@ class TPCCSMP:
         From ``cpu.rate`` (mu(j) in instructions per cycle, eq. 3.3) when given, else by
         Norton aggregation of :meth:`cpu_subnetwork` for j = 1..N.
         """
+        return _cpu_station_cached(self, tuple(_hashable(self.values[k]) for k in CPU_KEYS))
+
+    def _cpu_station_uncached(self) -> Station:
         v = self.values
         rates = v["cpu.rate"]
         instructions = float(self.workload().cpu_instructions[0])
         if rates:
             mu = np.asarray(rates, dtype=float)
             return Station("cpu", "ld", [instructions / (mu[0] * v["cpu.clock"])], capacity=mu / mu[0])
-        return _cached_fesc(self.cpu_subnetwork(), v["terminals"])
+        return flow_equivalent_station("cpu", self.cpu_subnetwork(), v["terminals"])
 
     def cpu_rate_function(self) -> np.ndarray:
         """mu(j), j = 1..N, in instructions per cycle (the quantity of the paper's Fig. 5)."""
@@ -319,42 +323,21 @@ class TPCCSMP:
 
     # --- device demands (eq. 3.5-3.9) given throughputs ------------------------------
 
+    def _times(self) -> np.ndarray:
+        """The kernels' service-time vector (s); see :mod:`models.tpcc_smp._kernels`."""
+        return _times_matrix([self.values])[0]
+
     def device_demands(self, w: _Workload, throughput) -> dict:
         """Demands (s, per class) and utilisations of every device at class throughputs
-        ``throughput`` (C,) in transactions/s.  ``io`` is eq. 3.9's I/O-system demand."""
+        ``throughput`` (C,) in transactions/s (eq. 3.5-3.9).  ``io`` is eq. 3.9's I/O-system
+        demand."""
         v = self.values
-        clock = v["cpu.clock"]
-        x = np.asarray(throughput, dtype=float)
-        req, rep = v["memory_bus.request_latency"] / clock, v["memory_bus.reply_latency"] / clock
-        io_req, io_rep = v["io_bus.request_latency"] / clock, v["io_bus.reply_latency"] / clock
-        io_lat = v["io_bus.latency"] / clock
-        disk_time = sum(v[k] for k in DISK_TIME_KEYS) / clock
-        bus = self.bus_of_disk()
-        mbus = memory_bus_demand(w.cpu_memory_visits, w.disk_memory_visits, req, rep)
-        u_mbus = x @ mbus
-        u_mbus_memory = x @ (w.cpu_memory_visits * (req + rep))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mem = memory_demand(w.cpu_memory_visits, w.disk_memory_visits, v["memory.latency"] / clock,
-                                req, rep, u_mbus, u_mbus_memory) if u_mbus < 1 else np.full_like(mbus, np.inf)
-            per_bus, bus_by_disk = io_bus_demand(w.reads, w.writes, bus, v["io_buses"], io_req, io_rep,
-                                                 io_lat, disk_time)
-            u_bus = x @ per_bus
-            u_bus_of_disk = u_bus[bus]
-            total_reads = w.weight @ w.reads.sum(axis=1)
-            total = total_reads + w.weight @ w.writes.sum(axis=1)
-            read_share = total_reads / total if total > 0 else 1.0
-            write_hold = io_lat + (disk_time if v["io.write_bus_hold"] == "eq3.7" else 0.0)
-            contention = np.where(u_bus_of_disk < 1,
-                                  io_bus_contention(read_share, io_req, io_rep, write_hold, u_bus_of_disk,
-                                                    x @ bus_by_disk), np.inf)
-            disk = disk_demand(w.reads, w.writes, disk_time, v["disk.cache_latency"] / clock, contention)
-            disk = np.where(w.reads > 0, disk, w.writes * disk_time)   # no reads: no contention term
-            u_disk = x @ disk
-            parallel = parallel_disk_time(disk, u_disk, v["io.disk_parallelism"])
-        io = per_bus.sum(axis=1) + parallel
-        return {"memory_bus": mbus, "memory": mem, "io_bus": per_bus, "disk": disk, "io": io,
-                "u_memory_bus": u_mbus, "u_memory": x @ mem, "u_io_bus": u_bus, "u_disk": u_disk,
-                "u_io": x @ io}
+        state = _kernels.device_state(np.asarray(throughput, dtype=float), w.cpu_memory_visits,
+                                      w.disk_memory_visits, w.reads, w.writes, w.weight, self.bus_of_disk(),
+                                      v["io_buses"], self._times(), DISK_PARALLELISM.index(v["io.disk_parallelism"]))
+        keys = ("memory_bus", "memory", "io_bus", "disk", "io", "u_memory_bus", "u_memory", "u_io_bus", "u_disk",
+                "u_io")
+        return dict(zip(keys, state))
 
     # --- solution --------------------------------------------------------------------
 
@@ -376,71 +359,83 @@ class TPCCSMP:
             return self._solve_classes()
         return self._solve_single()
 
-    def _solve_single(self) -> ModelSolution:
-        """MVA over n = 1..N as in section 3.2, the contention fixed point solved at each n."""
+    def _kernel_inputs(self) -> dict:
+        """One case's inputs to :func:`models.tpcc_smp._kernels.solve_batch` (unpadded)."""
         v = self.values
         w = self.workload()
         cpu = self.cpu_station()
         alpha = cpu.capacity_function()
-        d_cpu = cpu.demand[0]
-        n_terms = v["terminals"]
-        z = float(w.think[0])
-        tol = v["solver.tol"]
-        j = np.arange(1, n_terms + 1)
-        inv_alpha = 1.0 / alpha[np.minimum(j, len(alpha)) - 1]        # 1/alpha(j), j = 1..N
-        marginal = np.zeros(n_terms + 1)                              # P(j | n-1), eq. 3.4
-        marginal[0] = 1.0
-        queue = np.zeros(3)                                           # memory_bus, memory, io
-        evaluations = 0
-        lowest_p0 = 1.0
-        unsolved = []
-        x = 0.0
+        j = np.arange(1, v["terminals"] + 1)
+        return {"terminals": v["terminals"], "think": self.mean_think_time(), "cpu_demand": cpu.demand[0],
+                "inv_alpha": 1.0 / alpha[np.minimum(j, len(alpha)) - 1],
+                "cpu_memory": w.cpu_memory_visits[0], "disk_memory": w.disk_memory_visits[0],
+                "reads": w.reads[0], "writes": w.writes[0], "bus_of_disk": self.bus_of_disk(),
+                "n_buses": v["io_buses"], "times": self._times(),
+                "mode": DISK_PARALLELISM.index(v["io.disk_parallelism"]), "tol": v["solver.tol"]}
 
-        def residences(rate):
-            dem = self.device_demands(w, [rate])
-            return np.array([dem["memory_bus"][0], dem["memory"][0], dem["io"][0]]) * (1.0 + queue), dem
-
-        for n in range(1, n_terms + 1):
-            r_cpu = d_cpu * np.sum(j[:n] * inv_alpha[:n] * marginal[:n])           # eq. 3.3
-
-            def excess(rate):
-                nonlocal evaluations
-                evaluations += 1
-                total = z + r_cpu + residences(rate)[0].sum()
-                # a saturated device (U >= 1 at this trial rate) has infinite demand
-                return n / total - rate if np.isfinite(total) else -rate
-
-            upper = n / (z + r_cpu + residences(0.0)[0].sum())
-            if excess(upper) >= 0:      # demands do not grow with load: no fixed point to solve
-                x = upper
-            else:
-                x, root = brentq(excess, 0.0, upper, xtol=1e-300, rtol=max(tol, 4e-16), maxiter=200,
-                                 full_output=True, disp=False)
-                if not root.converged:
-                    unsolved.append(n)
-            r, dem = residences(x)
-            queue = x * r
-            new = np.zeros_like(marginal)
-            new[1:n + 1] = x * d_cpu * inv_alpha[:n] * marginal[:n]                  # eq. 3.4
-            new[0] = 1.0 - new[1:].sum()
-            lowest_p0 = min(lowest_p0, new[0])
-            marginal = new
-        problems = []
-        if unsolved:
-            problems.append(f"the contention fixed point did not converge at populations {unsolved[:5]}")
-        if lowest_p0 < -1e-9:
-            problems.append(f"eq. 3.4 lost precision: P(0|n) = 1 - sum P(j|n) reached {lowest_p0:.3g} "
-                            "(the CPU centre is saturated)")
-        message = "; ".join(problems)
+    def _solve_single(self) -> ModelSolution:
+        """MVA over n = 1..N as in section 3.2, the contention fixed point solved at each n
+        (:func:`models.tpcc_smp._kernels.solve_one`)."""
+        columns, extras = _single_class_columns([self.values])
+        row = {k: (v[0].item() if hasattr(v[0], "item") else v[0]) for k, v in columns.items()}
+        message = extras["message"][0]
         if message:
-            warnings.warn(message, NumericalWarning, stacklevel=3)
-        residence = {"cpu": n_terms / x - z - r.sum(), "memory_bus": r[0], "memory": r[1], "io": r[2]}
-        utilization = self._utilization(dem, {"cpu": 1.0 - marginal[0]})
-        return self._solution(x_total=x, new_order=x * v["workload.mix"][0], response=n_terms / x - z,
-                              utilization=utilization, residence=residence, converged=message == "",
-                              iterations=evaluations, message=message,
-                              extras={"think_time": z, "cpu_marginal": marginal.copy(),
-                                      "memory_demand": float(dem["memory"][0]), "io_demand": float(dem["io"][0])})
+            warnings.warn(message, NumericalWarning, stacklevel=4)
+        converged = row.pop("converged")
+        outputs = {"tpmC": row["tpmC"], "throughput": row["throughput"], "response_time": row["response_time"],
+                   "utilization": {k[12:]: u for k, u in row.items() if k.startswith("utilization.")},
+                   "residence_time": {k[15:]: r for k, r in row.items() if k.startswith("residence_time.")}}
+        return ModelSolution(model=self.name or "tpcc_smp", kind=self.kind, outputs=outputs, converged=converged,
+                             iterations=int(extras["iterations"][0]), message=message,
+                             extras={k: float(extras[k][0]) for k in ("think_time", "memory_demand", "io_demand")})
+
+    @classmethod
+    def solve_batch(cls, base: dict, cases: list[dict]) -> pd.DataFrame:
+        """Flat outputs (``tpmC``, ``utilization.disk_1``, ...) of many cases in one compiled pass.
+
+        ``base`` holds every parameter; each case overrides some.  Each distinct value of a
+        swept parameter is checked once, each distinct structure (everything but service
+        times) once; one-class cases run through :func:`models.tpcc_smp._kernels.solve_batch`
+        together (bit-for-bit the numbers of :meth:`solve`), five-class cases one by one.
+        Returns one row per case.
+        """
+        base = resolve_values(PARAMETERS, base)
+        by_name = {p.name: p for p in PARAMETERS}
+        checked = {}
+        values_list, keys = [], []
+        for case in cases:
+            values = dict(base)
+            keys.append(tuple((n, _hashable(v)) for n, v in case.items() if n not in TIME_KEYS))
+            for name, value in case.items():
+                key = (name, _hashable(value))
+                if key not in checked:
+                    if name not in by_name:
+                        resolve_values(PARAMETERS, {name: value})          # raises: unknown name
+                    checked[key] = by_name[name].check(name, value)
+                values[name] = checked[key]
+            values_list.append(values)
+        single = [i for i, v in enumerate(values_list) if v["model.classes"] == "single"]
+        frames = []
+        if single:
+            columns, _ = _single_class_columns([values_list[i] for i in single], [keys[i] for i in single])
+            frames.append(pd.DataFrame(columns, index=single))
+        others = [i for i in range(len(values_list)) if values_list[i]["model.classes"] != "single"]
+        for i in others:
+            sol = cls(values_list[i]).solve()
+            frames.append(pd.DataFrame([{**_flat(sol.outputs), "converged": sol.converged}], index=[i]))
+        frame = pd.concat(frames) if len(frames) > 1 else frames[0]
+        return frame.sort_index().reset_index(drop=True)
+
+    @classmethod
+    def _trusted(cls, values: dict, checked: bool = False) -> "TPCCSMP":
+        """A model from values already checked one by one; cross-field checks run unless
+        ``checked`` (a case with the same structure passed them)."""
+        model = cls.__new__(cls)
+        model.values = values
+        model.name = ""
+        if not checked:
+            model._check()
+        return model
 
     def _solve_classes(self) -> ModelSolution:
         """Five transaction classes, exact multi-class MVA (:func:`mva.exact_mva`).
@@ -512,7 +507,134 @@ class TPCCSMP:
                              converged=converged, iterations=iterations, message=message, extras=extras)
 
 
-@lru_cache(maxsize=256)
-def _cached_fesc(subnetwork: Network, terminals: int) -> Station:
-    # Networks are immutable and hashable by value, so sweeps reuse one aggregation.
-    return flow_equivalent_station("cpu", subnetwork, terminals)
+WORKLOAD_KEYS = ("disks", "mapping.table_to_disk", "workload.disk_visit_scale", "cpu.cache_hit_rate",
+                 "disk.block_size", "cache.block_size", "workload.access_distribution", "workload.mix",
+                 "workload.keying_time", "workload.think_time", "workload.menu_time")
+CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sync_efficiency", "cpu.rate",
+                            "memory_bus.request_latency", "memory_bus.reply_latency")
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+@lru_cache(maxsize=4096)
+def _per_type_cached(key) -> _Workload:
+    # sweeps mostly vary times, not the workload: build its arrays once per distinct workload
+    return TPCCSMP._per_type_from(dict(zip(WORKLOAD_KEYS, key)))
+
+
+_CPU_STATIONS: dict = {}
+
+
+def _cpu_station_cached(model: TPCCSMP, key) -> Station:
+    # one Norton aggregation per distinct CPU subnetwork (a sweep over disks reuses it)
+    station = _CPU_STATIONS.get(key)
+    if station is None:
+        if len(_CPU_STATIONS) > 4096:
+            _CPU_STATIONS.clear()
+        station = _CPU_STATIONS[key] = model._cpu_station_uncached()
+    return station
+
+
+@lru_cache(maxsize=2)
+def _table_access(kind: str) -> np.ndarray:
+    if kind == "table4":
+        return table_access_distribution(data.operation_counts())
+    return np.tile(data.table5_access() / data.table5_access().sum(), (5, 1))
+
+
+def _flat(outputs: dict) -> dict:
+    flat = {}
+    for key, value in outputs.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+# Parameters that only enter the kernels' service-time vector: cases differing only in
+# these share every other input (workload, CPU rate function, mappings).
+TIME_KEYS = ("memory.latency", "io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
+             "disk.seek_time", "disk.rotation_latency", "disk.transfer_time", "disk.cache_latency",
+             "io.write_bus_hold", "io.disk_parallelism", "solver.tol")
+
+
+def _times_matrix(values_list) -> np.ndarray:
+    """(B, 9) service-time vectors of the kernels (s), one row per case."""
+    raw = np.array([[v["memory_bus.request_latency"], v["memory_bus.reply_latency"], v["memory.latency"],
+                     v["io_bus.request_latency"], v["io_bus.reply_latency"], v["io_bus.latency"],
+                     v["disk.seek_time"] + v["disk.rotation_latency"] + v["disk.transfer_time"],
+                     v["disk.cache_latency"], v["cpu.clock"], v["io.write_bus_hold"] == "eq3.7"]
+                    for v in values_list], dtype=float)
+    times = raw[:, :9].copy()
+    times[:, 8] = raw[:, 5] + raw[:, 6] * raw[:, 9]        # a write's bus hold (eq. 3.7 or as printed)
+    return times / raw[:, 8:9]
+
+
+def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
+    """Solve one-class cases in one call of the compiled batch kernel.
+
+    ``keys`` (optional) label cases that share every input but service times (default:
+    computed from the values).  Returns output columns (name -> array, one entry per
+    case; devices a case lacks are NaN) and extras (message, iterations, think_time,
+    memory_demand, io_demand per case).
+    """
+    shared = {}
+    inputs = []
+    for b, values in enumerate(values_list):
+        key = keys[b] if keys is not None else tuple(_hashable(values[k]) for k in values if k not in TIME_KEYS)
+        entry = shared.get(key)
+        if entry is None:
+            entry = shared[key] = TPCCSMP._trusted(values)._kernel_inputs()
+        inputs.append(entry)
+    count = len(inputs)
+    max_n = max(i["terminals"] for i in inputs)
+    max_d = max(len(i["reads"]) for i in inputs)
+    inv_alpha = np.ones((count, max_n))
+    reads = np.zeros((count, max_d))
+    writes = np.zeros((count, max_d))
+    bus = np.zeros((count, max_d), dtype=np.int64)
+    n_disks = np.empty(count, dtype=np.int64)
+    for b, i in enumerate(inputs):
+        d = len(i["reads"])
+        inv_alpha[b, :i["terminals"]] = i["inv_alpha"]
+        reads[b, :d], writes[b, :d], bus[b, :d], n_disks[b] = i["reads"], i["writes"], i["bus_of_disk"], d
+    column = lambda key, dtype=float: np.array([i[key] for i in inputs], dtype=dtype)   # noqa: E731
+    times = _times_matrix(values_list)
+    mode = np.array([DISK_PARALLELISM.index(v["io.disk_parallelism"]) for v in values_list], dtype=np.int64)
+    tol = np.array([v["solver.tol"] for v in values_list])
+    terminals, think = column("terminals", np.int64), column("think")
+    out, util, demand, lowest = _kernels.solve_batch(
+        terminals, think, column("cpu_demand"), inv_alpha, column("cpu_memory"), column("disk_memory"),
+        reads, writes, n_disks, bus, column("n_buses", np.int64), times, mode, tol, MAX_ROOT_ITERATIONS)
+    n_buses = column("n_buses", np.int64)
+    max_buses = util.shape[1] - 3 - max_d
+    x = out[:, 0]
+    new_order = np.array([v["workload.mix"][0] for v in values_list])
+    columns = {"tpmC": tpmc(x * new_order), "throughput": x, "response_time": terminals / x - think,
+               "utilization.cpu": out[:, 5], "utilization.memory_bus": util[:, 0], "utilization.memory": util[:, 1]}
+    for k in range(max_buses):
+        columns[f"utilization.io_bus_{k + 1}"] = np.where(k < n_buses, util[:, 3 + k], np.nan)
+    for k in range(max_d):
+        columns[f"utilization.disk_{k + 1}"] = np.where(k < n_disks, util[:, 3 + max_buses + k], np.nan)
+    columns["utilization.io_system"] = util[:, 2]
+    for k, name in enumerate(("cpu", "memory_bus", "memory", "io")):
+        columns[f"residence_time.{name}"] = out[:, 1 + k]
+    messages = []
+    for b in range(count):
+        problems = []
+        if out[b, 7] > 0:
+            problems.append(f"the contention fixed point did not converge at {int(out[b, 7])} populations")
+        if lowest[b] < -1e-9:
+            problems.append(f"eq. 3.4 lost precision: P(0|n) = 1 - sum P(j|n) reached {lowest[b]:.3g} "
+                            "(the CPU centre is saturated)")
+        messages.append("; ".join(problems))
+    columns["converged"] = np.array([not m for m in messages])
+    extras = {"message": messages, "iterations": out[:, 6], "think_time": think, "memory_demand": demand[:, 0],
+              "io_demand": demand[:, 1]}
+    return columns, extras
+
+
+MAX_ROOT_ITERATIONS = 200

@@ -1,0 +1,249 @@
+"""Compiled kernels of the TPC-C SMP model: device demands at a throughput, and the
+single-class MVA with the contention fixed point, over a batch of cases.
+
+Private: :mod:`models.tpcc_smp.model` prepares and checks the inputs.  A single solve is a
+batch of one, so sweeps reproduce single solves bit for bit.
+
+Times (the ``times`` vector, seconds): 0 S_MBusRequest, 1 S_MBusReply, 2 S_Mem,
+3 S_IOBusReq, 4 S_IOBusRep, 5 S_IOBus, 6 disk access (seek + latency + transfer),
+7 S_Dcache, 8 a write's bus hold in the read contention term.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .equations import (_jit, disk_demand, io_bus_contention, io_bus_demand, memory_bus_demand,
+                        memory_demand, parallel_disk_time)
+
+N_TIMES = 9
+
+
+@_jit
+def _weighted(x, matrix):
+    """``x @ matrix`` for a short class vector, without a BLAS call (hot path)."""
+    out = np.zeros(matrix.shape[1])
+    for c in range(matrix.shape[0]):
+        for j in range(matrix.shape[1]):
+            out[j] += x[c] * matrix[c, j]
+    return out
+
+
+@_jit
+def device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times):
+    """The parts of the device demands that do not depend on the throughput (eq. 3.5, 3.7):
+    ``memory_bus (C,), io_bus (C, B), io_bus_by_disk (C, D), read_share, io_bus summed (C,)``."""
+    mbus = memory_bus_demand(cpu_memory, disk_memory, times[0], times[1])
+    per_bus, bus_by_disk = io_bus_demand(reads, writes, bus_of_disk, n_buses, times[3], times[4], times[5],
+                                         times[6])
+    total_reads = np.sum(_weighted(weight, reads))
+    total = total_reads + np.sum(_weighted(weight, writes))
+    read_share = total_reads / total if total > 0.0 else 1.0
+    return mbus, per_bus, bus_by_disk, read_share, per_bus.sum(axis=1)
+
+
+@_jit
+def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
+    """Demands (s per transaction of each class) and utilisations at class throughputs ``x``.
+
+    Returns ``memory_bus (C,), memory (C,), io_bus (C, B), disk (C, D), io (C,),
+    u_memory_bus, u_memory, u_io_bus (B,), u_disk (D,), u_io``; eq. 3.5-3.9.
+    """
+    mbus, per_bus, bus_by_disk, read_share, bus_total = static
+    req, rep = times[0], times[1]
+    u_mbus = np.sum(x * mbus)
+    mem = memory_demand(cpu_memory, disk_memory, times[2], req, rep, u_mbus, np.sum(x * cpu_memory) * (req + rep))
+    n_disks = reads.shape[1]
+    u_bus = _weighted(x, per_bus)
+    u_bus_of_disk = np.empty(n_disks)
+    for d in range(n_disks):
+        u_bus_of_disk[d] = u_bus[bus_of_disk[d]]
+    contention = io_bus_contention(read_share, times[3], times[4], times[8], u_bus_of_disk,
+                                   _weighted(x, bus_by_disk))
+    disk = disk_demand(reads, writes, times[6], times[7], contention)
+    u_disk = _weighted(x, disk)
+    io = bus_total + parallel_disk_time(disk, u_disk, mode)
+    return (mbus, mem, per_bus, disk, io, u_mbus, np.sum(x * mem), u_bus, u_disk, np.sum(x * io))
+
+
+@_jit
+def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times, mode):
+    """:func:`device_dynamic` after :func:`device_static`: everything at throughputs ``x``."""
+    static = device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times)
+    return device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+
+
+@_jit
+def _residences(x, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
+    state = device_dynamic(np.full(1, x), static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
+                           mode)
+    r = np.empty(3)
+    r[0] = state[0][0] * (1.0 + queue[0])
+    r[1] = state[1][0] * (1.0 + queue[1])
+    r[2] = state[4][0] * (1.0 + queue[2])
+    return r, state
+
+
+@_jit
+def _excess(x, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
+    state = device_dynamic(np.full(1, x), static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
+                           mode)
+    total = base + (state[0][0] * (1.0 + queue[0]) + state[1][0] * (1.0 + queue[1])
+                    + state[4][0] * (1.0 + queue[2]))
+    # a saturated device (U >= 1 at this trial rate) has infinite demand: the rate is too high
+    return n / total - x if np.isfinite(total) else -x
+
+
+@_jit
+def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, bus_of_disk,
+              n_buses, times, mode, tol, max_iter):
+    """Section 3.2's MVA over n = 1..N for one case, the fixed point solved at each n.
+
+    At population n, ``g(x) = f(x) - x`` with ``f(x) = n / (Z + R_cpu(n) + sum_i D_i(x)
+    (1 + Q_i(n-1)))``.  Demands grow with load, so f decreases, g' = f' - 1 <= -1, and the
+    root x* is unique with ``|x - x*| <= |g(x)|`` (mean value theorem).  The search stops
+    when ``|g(x)| <= tol x``: a guaranteed relative error below ``tol``.  It starts from
+    the last two populations' rates extrapolated, then one substitution step; these
+    usually meet the tolerance or bracket the root tightly, and the Illinois variant of
+    regula falsi (Dowell & Jarratt, BIT 11, 1971) finishes, keeping the bracket.  If
+    substitution does not bracket, the bracket is ``[0, g(0)]``.  (scipy's Brent cannot
+    be called from compiled code.)
+
+    Returns
+    -------
+    out : (8,) x (1/s), R_cpu, R_memory_bus, R_memory, R_io (s), P(CPU centre busy),
+          evaluations of g, populations whose root search hit ``max_iter``
+    state : the device state (see :func:`device_dynamic`) at the solution
+    lowest_p0 : the smallest P(0|n) of eq. 3.4 (negative: precision lost)
+    """
+    weight = np.ones(1)
+    static = device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times)
+    marginal = np.zeros(terminals + 1)
+    marginal[0] = 1.0
+    new = np.zeros(terminals + 1)
+    queue = np.zeros(3)
+    x = 0.0
+    x_before = 0.0
+    r, state = _residences(0.0, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+    evaluations = 0
+    unsolved = 0
+    lowest = 1.0
+    for n in range(1, terminals + 1):
+        r_cpu = 0.0
+        for j in range(1, n + 1):
+            r_cpu += j * inv_alpha[j - 1] * marginal[j - 1]
+        r_cpu *= cpu_demand
+        base = think + r_cpu
+        # start from the last rate extrapolated linearly (rates grow smoothly with n)
+        x0 = x + (x - x_before) if n > 2 else x
+        x_before = x
+        g0 = _excess(x0, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+        evaluations += 1
+        done = abs(g0) <= tol * x0
+        x = x0
+        if not done:
+            x1 = x0 + g0
+            g1 = _excess(x1, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
+                         mode)
+            evaluations += 1
+            done = abs(g1) <= tol * x1
+            x = x1
+        if not done:
+            if g0 > 0.0 and g1 < 0.0:
+                lo, g_lo, hi, g_hi = x0, g0, x1, g1
+            elif g0 < 0.0 and g1 > 0.0:
+                lo, g_lo, hi, g_hi = x1, g1, x0, g0
+            else:
+                # substitution did not bracket: the bracket is [0, g(0)]
+                lo = 0.0
+                g_lo = _excess(0.0, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk,
+                               times, mode)
+                hi = g_lo
+                g_hi = _excess(hi, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk,
+                               times, mode)
+                evaluations += 2
+                x = hi
+                done = g_hi >= 0.0        # demands do not grow with load: g(0) is the root
+            side = 0
+            for _ in range(max_iter):
+                if done:
+                    break
+                x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+                g = _excess(x, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
+                            mode)
+                evaluations += 1
+                if abs(g) <= tol * x:
+                    done = True
+                elif g > 0.0:
+                    lo, g_lo = x, g
+                    if side == 1:
+                        g_hi *= 0.5
+                    side = 1
+                else:
+                    hi, g_hi = x, g
+                    if side == -1:
+                        g_lo *= 0.5
+                    side = -1
+            if not done:
+                unsolved += 1
+        r, state = _residences(x, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+        for i in range(3):
+            queue[i] = x * r[i]
+        new[:] = 0.0
+        for j in range(1, n + 1):
+            new[j] = x * cpu_demand * inv_alpha[j - 1] * marginal[j - 1]          # eq. 3.4
+        new[0] = 1.0 - new[1:].sum()
+        if new[0] < lowest:
+            lowest = new[0]
+        marginal[:] = new
+    out = np.empty(8)
+    out[0] = x
+    out[2] = r[0]
+    out[3] = r[1]
+    out[4] = r[2]
+    out[1] = terminals / x - think - (r[0] + r[1] + r[2])
+    out[5] = 1.0 - marginal[0]
+    out[6] = evaluations
+    out[7] = unsolved
+    return out, state, lowest
+
+
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
+def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
+                bus_of_disk, n_buses, times, mode, tol, max_iter):
+    """:func:`solve_one` for B cases in one compiled loop; device arrays padded to the
+    largest case (``n_disks``, ``n_buses`` say how much of each row is real).
+
+    Returns
+    -------
+    out : (B, 8) as :func:`solve_one`
+    util : (B, 3 + L + D) U_memory_bus, U_memory, U_io, then U_io_bus_1..L, U_disk_1..D (0-padded)
+    demand : (B, 2) D_memory, D_io (s) at the solution
+    lowest_p0 : (B,)
+    """
+    n_cases = terminals.shape[0]
+    max_buses = 0
+    for b in range(n_cases):
+        max_buses = max(max_buses, n_buses[b])
+    max_disks = reads.shape[1]
+    out = np.zeros((n_cases, 8))
+    util = np.zeros((n_cases, 3 + max_buses + max_disks))
+    demand = np.zeros((n_cases, 2))
+    lowest = np.zeros(n_cases)
+    for b in prange(n_cases):       # cases are independent: threads change nothing in a case
+        d = n_disks[b]
+        res, state, low = solve_one(terminals[b], think[b], cpu_demand[b], inv_alpha[b], cpu_memory[b:b + 1],
+                                    disk_memory[b:b + 1], reads[b:b + 1, :d], writes[b:b + 1, :d],
+                                    bus_of_disk[b, :d], n_buses[b], times[b], mode[b], tol[b], max_iter)
+        out[b] = res
+        util[b, 0] = state[5]
+        util[b, 1] = state[6]
+        util[b, 2] = state[9]
+        for i in range(n_buses[b]):
+            util[b, 3 + i] = state[7][i]
+        for i in range(d):
+            util[b, 3 + max_buses + i] = state[8][i]
+        demand[b, 0] = state[1][0]
+        demand[b, 1] = state[4][0]
+        lowest[b] = low
+    return out, util, demand, lowest

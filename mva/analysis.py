@@ -1,0 +1,140 @@
+"""Questions asked of sweeps: targets, sensitivities, plots.
+
+- :func:`parse_condition` / :func:`first_meeting`: the smallest case of a sweep that meets
+  a target such as ``tpmC>=55`` (cases in grid order, the first swept parameter most
+  significant, so with ascending sweeps "first" is "smallest").
+- :func:`sensitivities`: elasticities d log y / d log p of an output for every continuous
+  parameter, by central finite differences (one-sided at a bound).
+- :func:`plot_sweep`: an output against the first swept parameter, one line per value of
+  the second (matplotlib).
+"""
+from __future__ import annotations
+
+import operator
+import re
+
+import numpy as np
+import pandas as pd
+
+from .errors import ModelError
+
+__all__ = ["parse_condition", "first_meeting", "sensitivities", "plot_sweep"]
+
+_OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_CONDITION = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*$")
+
+
+def parse_condition(text: str):
+    """``"tpmC>=55"`` to ``("tpmC", ">=", 55.0)``."""
+    match = _CONDITION.match(text or "")
+    if not match:
+        raise ModelError("--target", f"expected OUTPUT>=VALUE (or <=, >, <), got {text!r}")
+    name, op, value = match.groups()
+    try:
+        return name, op, float(value)
+    except ValueError:
+        raise ModelError("--target", f"{value!r} is not a number") from None
+
+
+def first_meeting(frame: pd.DataFrame, condition: str):
+    """The first row of ``frame`` meeting ``condition``, or None."""
+    name, op, value = parse_condition(condition)
+    if name not in frame.columns:
+        outputs = [c for c in frame.columns if frame[c].dtype.kind == "f"]
+        raise ModelError("--target", f"no output {name!r}; outputs: {', '.join(outputs)}")
+    mask = _OPS[op](frame[name].to_numpy(dtype=float), value)
+    hits = np.flatnonzero(mask)
+    return None if len(hits) == 0 else frame.iloc[int(hits[0])]
+
+
+def _scaled(value, factor):
+    if isinstance(value, (list, tuple)):
+        return type(value)(v * factor for v in value)
+    return value * factor
+
+
+def _continuous(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value != 0.0 and np.isfinite(value)
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) for v in value) \
+            and any(v != 0 for v in value) and any(isinstance(v, float) for v in value)
+    return False
+
+
+def sensitivities(target, output: str | None = None, rel_step: float = 1e-3) -> pd.DataFrame:
+    """Elasticity of ``output`` (default the target's main output) to every continuous parameter.
+
+    ``e = (y(p (1 + h)) - y(p (1 - h))) / (2 h y(p))``, the central difference of
+    ``log y`` in ``log p`` with relative step ``h`` (truncation error O(h^2); with the
+    models' fixed-point tolerance 1e-10 the rounding part is about 1e-7 at h = 1e-3).
+    Lists (e.g. per-class demands) are scaled as a whole.  Where ``p (1 + h)`` (or
+    ``p (1 - h)``) is outside the parameter's domain the one-sided difference is used;
+    where both are, the parameter is skipped.  Integer and choice parameters are skipped:
+    they have no derivative.  Rows are ranked by |elasticity|.
+    """
+    output = output or target.main_output
+    params = [p for p in target.parameters() if p.role == "input" and _continuous(p.default)]
+    cases, plan = [{}], []
+    for p in params:
+        sides = []
+        for sign in (+1, -1):
+            value = _scaled(p.default, 1 + sign * rel_step)
+            try:
+                target.validate({p.name: value})
+            except ModelError:
+                continue
+            sides.append(sign)
+            cases.append({p.name: value})
+        plan.append((p, sides))
+    frame = target.solve_cases(cases)
+    if output not in frame.columns:
+        raise ModelError("--sensitivity", f"no output {output!r}; outputs: {', '.join(frame.columns)}")
+    y = frame[output].to_numpy(dtype=float)
+    y0 = y[0]
+    at = 1
+    result = []
+    for p, sides in plan:
+        values = {s: y[at + i] for i, s in enumerate(sides)}
+        at += len(sides)
+        if not sides or y0 == 0:
+            continue
+        if len(sides) == 2:
+            e = (values[1] - values[-1]) / (2 * rel_step * y0)
+            how = "central"
+        else:
+            s = sides[0]
+            e = s * (values[s] - y0) / (rel_step * y0)
+            how = "forward" if s > 0 else "backward"
+        result.append({"parameter": p.name, "value": p.default, "unit": p.unit, "elasticity": e, "difference": how})
+    frame = pd.DataFrame(result, columns=["parameter", "value", "unit", "elasticity", "difference"])
+    order = np.argsort(-np.abs(frame["elasticity"].to_numpy()), kind="stable")
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) -> None:
+    """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - optional extra
+        raise ModelError("--plot", "needs matplotlib: pip install 'mva-smp[plot]'") from None
+    if output not in frame.columns:
+        raise ModelError("--plot", f"no output {output!r}")
+    x = swept[0]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    if len(swept) > 1:
+        for value, group in frame.groupby(swept[1], sort=False):
+            ax.plot(group[x].to_numpy(), group[output].to_numpy(), marker="o", ms=3, label=f"{swept[1]} = {value}")
+        ax.legend(fontsize="small")
+    else:
+        ax.plot(frame[x].to_numpy(), frame[output].to_numpy(), marker="o", ms=3)
+    ax.set_xlabel(x)
+    ax.set_ylabel(output)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,76 @@
+"""Batch solver: exact MVA of many closed single-class networks of one shape in one pass.
+
+Cases share the stations' kinds and capacities, the population and the class structure;
+demands and think times vary per case.  The recursion is :func:`mva._kernels.single_class_mva`
+run over a leading batch axis inside one compiled loop
+(:func:`mva._kernels.batch_single_class_mva`), complements included, so each case's
+numbers are bit-for-bit those of :func:`mva.exact_mva` on that case, without B Python
+calls.  Used by what-if sweeps (:mod:`mva.sweep`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+from .errors import ModelError
+from .exact import _warm_up, solve_with_complements
+from .network import Network
+from .plan import SolverPlan
+
+__all__ = ["batch_exact_single_class", "can_batch"]
+
+
+def can_batch(network: Network) -> bool:
+    """True when ``network`` has one class, closed, so the batch solver applies."""
+    return network.n_classes == 1 and not network.is_open.any()
+
+
+def batch_exact_single_class(network: Network, demand, think) -> dict:
+    """Exact MVA of ``network`` with each row of ``demand`` and entry of ``think``.
+
+    Parameters
+    ----------
+    network : Network
+        The shape: station kinds, servers, capacities, population (one closed class).
+    demand : array (B, M)
+        Service demand of each case at each station (time unit).
+    think : array (B,)
+        Think time of each case (time unit).
+
+    Returns
+    -------
+    dict of arrays
+        ``throughput`` (B,) in 1/time unit, ``response_time`` (B,), ``residence_time``
+        (B, M), ``queue_length`` (B, M), ``utilization`` (B, M) as :class:`~mva.Result`
+        defines it.
+    """
+    if not can_batch(network):
+        raise ModelError("network", "the batch solver needs one closed class")
+    plan = SolverPlan.of(network)
+    demand = np.ascontiguousarray(np.asarray(demand, dtype=float))
+    think = np.asarray(think, dtype=float)
+    B, M = demand.shape
+    if M != network.n_stations or think.shape != (B,):
+        raise ModelError("demand", f"expected ({B}, {network.n_stations}) demands and ({B},) think times")
+    if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.all(np.isfinite(think))
+            and np.all(think >= 0)):
+        raise ModelError("demand", "demands and think times must be finite and >= 0")
+    _warm_up()
+    x, resid, queue, marginal = solve_with_complements(
+        plan, _kernels.batch_single_class_mva, demand[:, :, None], think[:, None], batch=True)
+    throughput = x[:, -1, 0].copy()
+    residence = resid[:, :, 0]
+    work = demand * throughput[:, None]
+    util = work.copy()
+    for k, station in enumerate(network.stations):
+        cap = plan.capacities[k]
+        if station.kind == "multi":
+            util[:, k] = work[:, k] / station.servers
+        elif station.kind == "ld":
+            if len(cap) == 1:
+                util[:, k] = work[:, k] / cap[0]
+            else:
+                busy = work[:, k] > 0
+                util[busy, k] = (1.0 - marginal[busy, k, 0] * 1.0) * work[busy, k] / work[busy, k]
+    return {"throughput": throughput, "response_time": residence.sum(axis=1), "residence_time": residence,
+            "queue_length": residence * throughput[:, None], "utilization": util}
