@@ -1,0 +1,250 @@
+"""What-if sweeps: grids, batch results equal to case-by-case solves, Dask, the CLI options."""
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mva import exact_mva
+from mva.analysis import first_meeting, parse_condition, sensitivities
+from mva.cli import main
+from mva.errors import ModelError
+from mva.files import network_from_dict, read_document
+from mva.grid import cartesian, parse_spec, parse_sweeps, zipped
+from mva.modelkind import model_from_document
+from mva.sweep import NetworkTarget, run_sweep, target_from_document
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+TEN = os.path.join(ROOT, "data", "examples", "ten-stations.toml")
+TWO = os.path.join(ROOT, "data", "examples", "two-class.toml")
+C2 = os.path.join(ROOT, "data", "tpcc", "c2.toml")
+
+MIXED_KINDS = """
+[network]
+population = [12]
+think_time = [2.0]
+[[station]]
+name = "cpus"
+type = "multi"
+servers = 3
+demand = [0.30]
+[[station]]
+name = "fesc"
+type = "ld"
+demand = [0.2]
+capacity = [1.0, 1.7, 2.2]
+[[station]]
+name = "disk"
+type = "queue"
+demand = [0.25]
+[[station]]
+name = "lan"
+type = "delay"
+demand = [0.5]
+"""
+
+
+# --- grids --------------------------------------------------------------------------------
+
+def test_range_list_and_csv_specs(tmp_path):
+    assert parse_spec("n", "1:16:1") == list(range(1, 17))
+    assert parse_spec("n", "2:9:3") == [2, 5, 8]
+    assert parse_spec("x", "0.1:0.5:0.1") == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert parse_spec("x", "0.6e6:1e6:0.1e6") == [6e5, 7e5, 8e5, 9e5, 1e6]
+    assert parse_spec("m", "paper,serial") == ["paper", "serial"]
+    assert parse_spec("f", "[1,2,1,2,1,2,1,2,1],[1,1,1,1,1,1,1,1,1]") == [[1, 2, 1, 2, 1, 2, 1, 2, 1], [1] * 9]
+    path = tmp_path / "values.csv"
+    path.write_text("disk.seek_time,other\n1e6,3\n9e5,4\n")
+    assert parse_spec("disk.seek_time", f"@{path}") == [1e6, 9e5]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("5:1:1", "reversed"), ("1:5:0", "step must be > 0"), ("1:5:-1", "step must be > 0"), ("", "is empty"),
+    ("a:2:1", "range start must be a number"), ("1,,2", "empty item"),
+])
+def test_bad_specs_are_errors(spec, message):
+    with pytest.raises(ModelError, match=message):
+        parse_spec("x", spec)
+
+
+def test_cartesian_and_zip():
+    sweeps = parse_sweeps(["a=1:3:1", "b=x,y"])
+    grid = cartesian(sweeps)
+    assert len(grid) == 6 and grid[0] == {"a": 1, "b": "x"} and grid[1] == {"a": 1, "b": "y"}
+    assert zipped(parse_sweeps(["a=1:2:1", "b=x,y"])) == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+    with pytest.raises(ModelError, match="unequal length"):
+        zipped(sweeps)
+    with pytest.raises(ModelError, match="given twice"):
+        parse_sweeps(["a=1,2", "a=3"])
+
+
+# --- sweeps equal case-by-case solves -----------------------------------------------------
+
+def _network_with(doc, values):
+    return network_from_dict(NetworkTarget(doc).document(values))
+
+
+def test_network_sweep_equals_single_solves_exactly():
+    doc = read_document(TEN)
+    cases = cartesian(parse_sweeps(["station.disk1.demand=0.01:0.05:0.01", "network.think_time=0,2.5,5"]))
+    frame = run_sweep(doc, cases, progress=False)
+    assert len(frame) == 15
+    for i, case in enumerate(cases):
+        result = exact_mva(_network_with(doc, case))
+        assert frame.loc[i, "throughput"] == result.throughput[0]
+        assert frame.loc[i, "response_time"] == result.response_time[0]
+        for k, name in enumerate(result.stations):
+            assert frame.loc[i, f"utilization.{name}"] == result.utilization[k, 0]
+
+
+def test_batch_with_multi_server_and_load_dependent_stations_equals_single_solves(tmp_path):
+    path = tmp_path / "mixed.toml"
+    path.write_text(MIXED_KINDS)
+    doc = read_document(str(path))
+    cases = cartesian(parse_sweeps(["station.cpus.demand=0.1:0.5:0.2", "station.fesc.demand=0.05,0.4",
+                                    "network.think_time=0,3"]))
+    frame = run_sweep(doc, cases, progress=False)
+    for i, case in enumerate(cases):
+        result = exact_mva(_network_with(doc, case))
+        assert frame.loc[i, "throughput"] == result.throughput[0]
+        assert np.array_equal(frame.loc[i, [f"utilization.{s}" for s in result.stations]].to_numpy(dtype=float),
+                              result.utilization[:, 0])
+
+
+def test_structural_and_multiclass_sweeps_equal_single_solves():
+    doc = read_document(TWO)
+    cases = cartesian(parse_sweeps(["station.cpus.servers=1,2,4", "network.population=[20,4],[5,1]"]))
+    frame = run_sweep(doc, cases, progress=False)
+    for i, case in enumerate(cases):
+        result = exact_mva(_network_with(doc, case))
+        assert frame.loc[i, "throughput.oltp"] == result.throughput[0]
+        assert frame.loc[i, "response_time.batch"] == result.response_time[1]
+
+
+def test_tpcc_sweep_equals_single_solves_exactly():
+    doc = read_document(C2)
+    cases = cartesian(parse_sweeps(["cpus=1,2,4", "disk.rotation_latency=0.9e6,1.5e6", "disks=1,2",
+                                    "mapping.table_to_disk=[1,1,1,1,1,1,1,1,1],[1,2,1,2,1,2,1,2,1]"]))
+    cases = [c for c in cases if max(c["mapping.table_to_disk"]) <= c["disks"]]
+    frame = run_sweep(doc, cases, progress=False)
+    assert len(frame) == 18
+    for i, case in enumerate(cases):
+        sol = model_from_document(doc, case).solve()
+        assert frame.loc[i, "tpmC"] == sol.outputs["tpmC"]
+        for device, u in sol.outputs["utilization"].items():
+            assert frame.loc[i, f"utilization.{device}"] == u
+        assert frame.loc[i, "bottleneck"] == max(sol.outputs["utilization"], key=sol.outputs["utilization"].get)
+    assert np.isnan(frame.loc[0, "utilization.disk_2"])          # one-disk cases have no disk 2
+
+
+def test_five_class_cases_go_case_by_case():
+    doc = read_document(C2)
+    cases = [{"model.classes": "single"}, {"model.classes": "transaction"}]
+    frame = run_sweep(doc, cases, progress=False)
+    multi = model_from_document(doc, {"model.classes": "transaction"}).solve()
+    assert frame.loc[1, "tpmC"] == multi.outputs["tpmC"]
+
+
+def test_dask_local_cluster_gives_identical_results():
+    pytest.importorskip("dask.distributed")
+    doc = read_document(C2)
+    cases = cartesian(parse_sweeps(["cpus=1:4:1", "disk.seek_time=0.6e6:1e6:0.2e6"]))
+    local = run_sweep(doc, cases, progress=False)
+    distributed = run_sweep(doc, cases, workers=2, chunk_size=3, progress=False)
+    pd.testing.assert_frame_equal(local, distributed, check_exact=True)
+
+
+# --- optimisation helpers -----------------------------------------------------------------
+
+def test_elasticity_matches_the_closed_form_of_a_delay_network(tmp_path):
+    """X = N / (Z + D) for delay stations only: d log X / d log Z = -Z / (Z + D)."""
+    path = tmp_path / "delay.toml"
+    path.write_text('[network]\npopulation = [5]\nthink_time = [3.0]\n'
+                    '[[station]]\nname = "d"\ntype = "delay"\ndemand = [1.0]\n')
+    frame = sensitivities(target_from_document(read_document(str(path))))
+    by_name = dict(zip(frame["parameter"], frame["elasticity"]))
+    assert by_name["network.think_time"] == pytest.approx(-3.0 / 4.0, rel=1e-6)
+    assert by_name["station.d.demand"] == pytest.approx(-1.0 / 4.0, rel=1e-6)
+    assert list(frame["parameter"]) == ["network.think_time", "station.d.demand"]     # ranked
+
+
+def test_tpcc_c2_sensitivities_rank_rotation_over_seek_over_transfer():
+    frame = sensitivities(target_from_document(read_document(C2)))
+    e = dict(zip(frame["parameter"], frame["elasticity"].abs()))
+    assert e["disk.rotation_latency"] > e["disk.seek_time"] > e["disk.transfer_time"] > 0
+    assert "solver.tol" not in e and "cpus" not in e        # settings and integers have no elasticity
+
+
+def test_target_condition():
+    frame = pd.DataFrame({"cpus": [1, 2, 3], "tpmC": [40.0, 55.0, 60.0]})
+    assert first_meeting(frame, "tpmC>=55")["cpus"] == 2
+    assert first_meeting(frame, "tpmC > 70") is None
+    assert parse_condition("tpmC<=3e1") == ("tpmC", "<=", 30.0)
+    with pytest.raises(ModelError, match="expected OUTPUT>=VALUE"):
+        parse_condition("tpmC=55")
+    with pytest.raises(ModelError, match="no output 'tpm'"):
+        first_meeting(frame, "tpm>=1")
+
+
+# --- command line -------------------------------------------------------------------------
+
+def test_cli_sweep_formats_plot_and_target(tmp_path, capsys):
+    png = tmp_path / "sweep.png"
+    assert main(["solve", C2, "--sweep", "cpus=1:4:1", "--sweep", "io_buses=1,2", "--set", "disks=2",
+                 "--set", "mapping.table_to_disk=[1,2,1,2,1,2,1,2,1]", "--format", "csv",
+                 "--plot", str(png), "--target", "tpmC>=55"]) == 0
+    captured = capsys.readouterr()
+    frame = pd.read_csv(pd.io.common.StringIO(captured.out))
+    assert list(frame.columns[:2]) == ["cpus", "io_buses"] and len(frame) == 8
+    assert "tpmC" in frame.columns and "bottleneck" in frame.columns
+    assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert "first case meeting it: cpus=" in captured.err
+    assert "it/s" not in captured.err and "%|" not in captured.err        # no progress bar off a terminal
+
+    out = tmp_path / "sweep.parquet"
+    assert main(["solve", TEN, "--sweep", "station.cpu.demand=0.01:0.03:0.01", "--format", "parquet",
+                 "-o", str(out)]) == 0
+    assert len(pd.read_parquet(out)) == 3
+    assert main(["solve", TEN, "--sweep", "station.cpu.demand=0.01", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert record["station.cpu.demand"] == 0.01 and record["converged"] is True
+
+
+def test_cli_sensitivity(capsys):
+    assert main(["solve", C2, "--sensitivity", "--format", "csv"]) == 0
+    frame = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert set(frame["output"]) == {"tpmC"}
+    assert frame["elasticity"].abs().is_monotonic_decreasing
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sweep", "cpu=1,2"], "cpu: unknown parameter; did you mean cpus"),
+    (["--sweep", "cpus=4:1:1"], "reversed"),
+    (["--sweep", "cpus=1,2", "--sweep", "disks=1,2,4", "--zip"], "unequal length"),
+    (["--sweep", "cpus"], "expected NAME=SPEC"),
+    (["--sweep", "cpus=0,1"], "cpus: must be an integer in 1..1024"),
+    (["--sweep", "cpus=1,2", "--format", "parquet"], "parquet is binary"),
+    (["--zip"], "applies to sweeps"),
+    (["--sweep", "cpus=1", "--workers", "0"], "--workers: must be >= 1"),
+    (["--sweep", "cpus=1", "--target", "tpmC=5"], "expected OUTPUT>=VALUE"),
+])
+def test_cli_sweep_errors_are_one_line(args, message, capsys):
+    assert main(["solve", C2, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_network_parameter_errors_list_valid_names(capsys):
+    assert main(["solve", TEN, "--sweep", "station.disk.demand=1,2"]) == 2
+    err = capsys.readouterr().err
+    assert "valid: network.population, network.think_time, station.cpu.demand" in err
+
+
+def test_network_list_parameters_and_set(capsys):
+    assert main(["solve", TEN, "--list-parameters"]) == 0
+    assert "station.disk1.demand" in capsys.readouterr().out
+    assert main(["solve", TEN, "--set", "station.disk1.demand=0.5", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    expected = exact_mva(_network_with(read_document(TEN), {"station.disk1.demand": 0.5}))
+    assert record["throughput"] == [expected.throughput[0]]
