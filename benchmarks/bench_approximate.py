@@ -9,12 +9,11 @@ compilation and cache load are start-up, not solve time).  Demands are uniform o
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-
 import numpy as np
 
 from mva import Network, Station, solve
+
+from timing import median_time
 
 
 def network(n_classes, population, n_stations, seed=2026):
@@ -33,13 +32,7 @@ CASES = (
 
 
 def measure(net, method, repeats):
-    result = solve(net, method, tol=1e-8)  # warm-up
-    wall = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = solve(net, method, tol=1e-8)
-        wall.append(time.perf_counter() - t0)
-    return statistics.median(wall), result
+    return median_time(lambda: solve(net, method, tol=1e-8), repeats)
 
 
 def main(argv=None):

@@ -14,7 +14,6 @@ has 2 cores, which the TPC-C batch kernel uses (numba prange).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,18 +26,9 @@ from mva import exact_mva  # noqa: E402
 from mva.files import network_from_dict, read_document  # noqa: E402
 from mva.grid import cartesian, parse_sweeps  # noqa: E402
 from mva.sweep import ModelTarget, NetworkTarget, run_sweep  # noqa: E402
+from timing import median_time  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def median_seconds(func, repeats):
-    func()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def loop_rate(solve_one, cases, sample):
@@ -61,7 +51,7 @@ def main(argv=None):
     demands = np.linspace(0.001, 0.1, args.cases)
     net_cases = [{"station.disk1.demand": float(d)} for d in demands]
     target = NetworkTarget(ten)
-    net_seconds = median_seconds(lambda: run_sweep(ten, net_cases, progress=False), args.repeats)
+    net_seconds = median_time(lambda: run_sweep(ten, net_cases, progress=False), args.repeats)[0]
     net_loop = loop_rate(lambda c: exact_mva(network_from_dict(target.document({**target.base, **c}))),
                          net_cases, 2000)
 
@@ -71,7 +61,7 @@ def main(argv=None):
                          f"disk.rotation_latency=0.6e6:{0.6e6 + (side - 1) * 0.05e6}:0.05e6",
                          f"disk.transfer_time=20000:{20000 + (side - 1) * 2000}:2000"])
     tpcc_cases = cartesian(grid)
-    tpcc_seconds = median_seconds(lambda: run_sweep(c2, tpcc_cases, progress=False), args.repeats)
+    tpcc_seconds = median_time(lambda: run_sweep(c2, tpcc_cases, progress=False), args.repeats)[0]
     model = ModelTarget(c2)         # loop baseline: the model class's own solve, case by case
     tpcc_loop = loop_rate(model.solve_one, tpcc_cases, 1000)
 

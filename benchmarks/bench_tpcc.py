@@ -10,7 +10,6 @@ reproduction report.  The first solve, which loads numba's cache, is a warm-up.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -20,18 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mva.files import read_document  # noqa: E402
 from mva.modelkind import model_from_document  # noqa: E402
 from models.tpcc_smp.report import reproduce  # noqa: E402
+from timing import median_time  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tpcc"
-
-
-def median_time(func, repeats):
-    func()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main(argv=None):

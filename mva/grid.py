@@ -25,6 +25,7 @@ import math
 import sys
 
 from .errors import ModelError
+from .modelkind import split_assignment
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -121,10 +122,7 @@ def parse_sweeps(specs) -> dict:
     """``["cpus=1:4:1", "disks=1,2,4"]`` to ``{"cpus": [1, 2, 3, 4], "disks": [1, 2, 4]}``."""
     sweeps = {}
     for text in specs:
-        name, sep, spec = text.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise ModelError("--sweep", f"expected NAME=SPEC, got {text!r}")
+        name, spec = split_assignment(text, "--sweep", "SPEC")
         if name in sweeps:
             raise ModelError(f"--sweep {name}", "is given twice")
         sweeps[name] = parse_spec(name, spec)

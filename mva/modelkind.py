@@ -232,6 +232,15 @@ def resolve_values(parameters, given: dict) -> dict:
             for p in parameters}
 
 
+def split_assignment(text: str, flag: str, what: str) -> tuple[str, str]:
+    """``"NAME=..."`` to ``(NAME, ...)``; a ModelError naming ``flag`` otherwise."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise ModelError(flag, f"expected NAME={what}, got {text!r}")
+    return name, raw
+
+
 def parse_assignments(assignments) -> dict:
     """``["cpus=4", "disk.seek_time=0.9e6"]`` to ``{"cpus": 4, ...}``.
 
@@ -240,10 +249,7 @@ def parse_assignments(assignments) -> dict:
     """
     values = {}
     for text in assignments:
-        name, sep, raw = text.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise ModelError("--set", f"expected NAME=VALUE, got {text!r}")
+        name, raw = split_assignment(text, "--set", "VALUE")
         try:
             value = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
