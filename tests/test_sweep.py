@@ -155,6 +155,18 @@ def test_dask_local_cluster_gives_identical_results():
     pd.testing.assert_frame_equal(local, distributed, check_exact=True)
 
 
+def test_an_existing_dask_scheduler_gets_the_chunks(capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        assert main(["solve", TEN, "--sweep", "station.cpu.demand=0.01:0.05:0.01", "--format", "csv",
+                     "--scheduler", cluster.scheduler_address, "--chunk-size", "2"]) == 0
+        remote = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert main(["solve", TEN, "--sweep", "station.cpu.demand=0.01:0.05:0.01", "--format", "csv"]) == 0
+    local = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    pd.testing.assert_frame_equal(local, remote, check_exact=True)
+
+
 # --- optimisation helpers -----------------------------------------------------------------
 
 def test_elasticity_matches_the_closed_form_of_a_delay_network(tmp_path):
