@@ -49,6 +49,11 @@ def bottleneck(frame: pd.DataFrame) -> pd.Series:
     return util.fillna(-np.inf).idxmax(axis=1).str.slice(len("utilization."))
 
 
+def _frozen(value):
+    """A hashable stand-in for a parameter value (lists become tuples)."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 def _names(cases) -> list[str]:
     """Every parameter name any case sets, in first-seen order."""
     return list(dict.fromkeys(name for case in cases for name in case))
@@ -147,15 +152,30 @@ class NetworkTarget:
             return pd.DataFrame()
         names = _names(cases)
         self.check_names(names)
-        numeric = all(n.endswith(NUMERIC) for n in names)
-        from .batch import can_batch
-        if not (numeric and self.method == "exact" and not self.options and can_batch(self.network)):
+        if self.method != "exact" or self.options:
             return pd.DataFrame([self.solve_one(c) for c in cases])
-        return self._solve_batch(cases, names)
+        # group the cases by shape (everything but demands and think times); each group of a
+        # closed single-class network is one batch, anything else is solved case by case
+        numeric = [n for n in names if n.endswith(NUMERIC)]
+        groups = {}
+        for i, case in enumerate(cases):
+            shape = tuple((n, _frozen(v)) for n, v in case.items() if n not in numeric)
+            groups.setdefault(shape, []).append(i)
+        from .batch import can_batch
+        parts = []
+        for shape, rows in groups.items():
+            group = [cases[i] for i in rows]
+            network = self.network if not shape else NetworkTarget(self.doc, overrides={**self.base,
+                                                                                         **dict(shape)}).network
+            if can_batch(network):
+                part = self._solve_batch(network, group, [n for n in numeric if any(n in c for c in group)])
+            else:
+                part = pd.DataFrame([self.solve_one(c) for c in group])
+            parts.append(part.set_axis(rows))
+        return pd.concat(parts).sort_index().reset_index(drop=True) if len(parts) > 1 else parts[0]
 
-    def _solve_batch(self, cases, names):
+    def _solve_batch(self, net, cases, names):
         from .batch import batch_exact_single_class
-        net = self.network
         stations = list(net.station_names)
         demand = np.tile(net.demands[:, 0], (len(cases), 1))
         think = np.full(len(cases), float(net.think_time[0]))

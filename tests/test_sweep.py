@@ -98,6 +98,39 @@ def test_network_sweep_equals_single_solves_exactly():
             assert frame.loc[i, f"utilization.{name}"] == result.utilization[k, 0]
 
 
+def test_shape_groups_are_batched_and_equal_single_solves():
+    """A population x demand grid: one batch per population, same numbers as single solves."""
+    doc = read_document(TEN)
+    cases = cartesian(parse_sweeps(["network.population=1,10,48", "station.cpu.demand=0.01:0.04:0.01"]))
+    frame = run_sweep(doc, cases, progress=False)
+    for i, case in enumerate(cases):
+        result = exact_mva(_network_with(doc, case))
+        assert frame.loc[i, "throughput"] == result.throughput[0]
+        assert frame.loc[i, "utilization.disk1"] == result.utilization[2, 0]
+
+
+def test_a_failed_chunk_is_retried(monkeypatch, tmp_path):
+    """The first attempt of one chunk fails; Dask runs it again and nothing is lost."""
+    distributed = pytest.importorskip("dask.distributed")
+    import mva.sweep as sweep
+    original = sweep._solve_chunk
+    marker = tmp_path / "failed-once"      # a file, since Dask runs a copy of the function
+
+    def flaky(doc, method, options, overrides, cases):
+        if cases[0]["station.cpu.demand"] == 0.03 and not marker.exists():
+            marker.write_text("x")
+            raise OSError("worker lost its disk")
+        return original(doc, method, options, overrides, cases)
+
+    monkeypatch.setattr(sweep, "_solve_chunk", flaky)
+    doc = read_document(TEN)
+    cases = cartesian(parse_sweeps(["station.cpu.demand=0.01:0.05:0.01"]))
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        remote = run_sweep(doc, cases, scheduler=cluster.scheduler_address, chunk_size=1, progress=False)
+    assert marker.exists()
+    pd.testing.assert_frame_equal(remote, run_sweep(doc, cases, progress=False), check_exact=True)
+
+
 def test_batch_with_multi_server_and_load_dependent_stations_equals_single_solves(tmp_path):
     path = tmp_path / "mixed.toml"
     path.write_text(MIXED_KINDS)
