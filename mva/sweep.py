@@ -126,7 +126,9 @@ class NetworkTarget:
         check_names(self._params, names)
 
     def _outputs(self, result) -> dict:
-        out = {"throughput": result.system_throughput, "response_time": result.system_response_time}
+        one = len(result.classes) == 1      # then exactly the class's numbers, as the batch path gives
+        out = {"throughput": float(result.throughput[0]) if one else result.system_throughput,
+               "response_time": float(result.response_time[0]) if one else result.system_response_time}
         if len(result.classes) > 1:
             out.update({f"throughput.{c}": float(x) for c, x in zip(result.classes, result.throughput)})
             out.update({f"response_time.{c}": float(r) for c, r in zip(result.classes, result.response_time)})

@@ -85,28 +85,34 @@ def _network_with(doc, values):
     return network_from_dict(NetworkTarget(doc).document(values))
 
 
+def _assert_sweep_equals_single_solves(doc, cases):
+    """Every row of the sweep is, bit for bit, the exact solve of that case."""
+    frame = run_sweep(doc, cases, progress=False)
+    assert len(frame) == len(cases)
+    for i, case in enumerate(cases):
+        result = exact_mva(_network_with(doc, case))
+        if len(result.classes) == 1:
+            assert frame.loc[i, "throughput"] == result.throughput[0]
+            assert frame.loc[i, "response_time"] == result.response_time[0]
+        else:
+            for c, name in enumerate(result.classes):
+                assert frame.loc[i, f"throughput.{name}"] == result.throughput[c]
+                assert frame.loc[i, f"response_time.{name}"] == result.response_time[c]
+        util = frame.loc[i, [f"utilization.{s}" for s in result.stations]].to_numpy(dtype=float)
+        assert np.array_equal(util, result.station_utilization())
+    return frame
+
+
 def test_network_sweep_equals_single_solves_exactly():
     doc = read_document(TEN)
     cases = cartesian(parse_sweeps(["station.disk1.demand=0.01:0.05:0.01", "network.think_time=0,2.5,5"]))
-    frame = run_sweep(doc, cases, progress=False)
-    assert len(frame) == 15
-    for i, case in enumerate(cases):
-        result = exact_mva(_network_with(doc, case))
-        assert frame.loc[i, "throughput"] == result.throughput[0]
-        assert frame.loc[i, "response_time"] == result.response_time[0]
-        for k, name in enumerate(result.stations):
-            assert frame.loc[i, f"utilization.{name}"] == result.utilization[k, 0]
+    _assert_sweep_equals_single_solves(doc, cases)
 
 
 def test_shape_groups_are_batched_and_equal_single_solves():
     """A population x demand grid: one batch per population, same numbers as single solves."""
-    doc = read_document(TEN)
     cases = cartesian(parse_sweeps(["network.population=1,10,48", "station.cpu.demand=0.01:0.04:0.01"]))
-    frame = run_sweep(doc, cases, progress=False)
-    for i, case in enumerate(cases):
-        result = exact_mva(_network_with(doc, case))
-        assert frame.loc[i, "throughput"] == result.throughput[0]
-        assert frame.loc[i, "utilization.disk1"] == result.utilization[2, 0]
+    _assert_sweep_equals_single_solves(read_document(TEN), cases)
 
 
 def test_a_failed_chunk_is_retried(monkeypatch, tmp_path):
@@ -134,25 +140,14 @@ def test_a_failed_chunk_is_retried(monkeypatch, tmp_path):
 def test_batch_with_multi_server_and_load_dependent_stations_equals_single_solves(tmp_path):
     path = tmp_path / "mixed.toml"
     path.write_text(MIXED_KINDS)
-    doc = read_document(str(path))
     cases = cartesian(parse_sweeps(["station.cpus.demand=0.1:0.5:0.2", "station.fesc.demand=0.05,0.4",
                                     "network.think_time=0,3"]))
-    frame = run_sweep(doc, cases, progress=False)
-    for i, case in enumerate(cases):
-        result = exact_mva(_network_with(doc, case))
-        assert frame.loc[i, "throughput"] == result.throughput[0]
-        assert np.array_equal(frame.loc[i, [f"utilization.{s}" for s in result.stations]].to_numpy(dtype=float),
-                              result.utilization[:, 0])
+    _assert_sweep_equals_single_solves(read_document(str(path)), cases)
 
 
 def test_structural_and_multiclass_sweeps_equal_single_solves():
-    doc = read_document(TWO)
     cases = cartesian(parse_sweeps(["station.cpus.servers=1,2,4", "network.population=[20,4],[5,1]"]))
-    frame = run_sweep(doc, cases, progress=False)
-    for i, case in enumerate(cases):
-        result = exact_mva(_network_with(doc, case))
-        assert frame.loc[i, "throughput.oltp"] == result.throughput[0]
-        assert frame.loc[i, "response_time.batch"] == result.response_time[1]
+    _assert_sweep_equals_single_solves(read_document(TWO), cases)
 
 
 def test_tpcc_sweep_equals_single_solves_exactly():
