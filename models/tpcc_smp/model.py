@@ -36,6 +36,7 @@ from mva.aggregation import flow_equivalent_station
 from mva.errors import ModelError, NumericalWarning
 from mva.modelkind import (ModelSolution, Parameter, choice, integer, integer_list, real, real_list,
                            resolve_values, timed)
+from mva.sweep import flatten_outputs
 
 from . import _kernels, data
 from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
@@ -227,8 +228,7 @@ class TPCCSMP:
 
     def think_times(self) -> np.ndarray:
         """Z_i per transaction type (s): menu + keying + mean think (section 3.2)."""
-        v = self.values
-        return np.asarray(v["workload.keying_time"]) + np.asarray(v["workload.think_time"]) + v["workload.menu_time"]
+        return self._per_type().think.copy()
 
     def mean_think_time(self) -> float:
         """Z of eq. 3.1 (s): 20.99 s with the paper's inputs."""
@@ -256,10 +256,12 @@ class TPCCSMP:
         misses = (1.0 - v["cpu.cache_hit_rate"]) * (vis["memory_read"] + vis["memory_write"])
         disk_memory = v["disk.block_size"] / v["cache.block_size"] * (reads + writes).sum(axis=1)
         think = np.asarray(v["workload.keying_time"]) + np.asarray(v["workload.think_time"]) + v["workload.menu_time"]
-        return _Workload(names=("new_order", "payment", "order_status", "delivery", "stock_level"),
-                         think=think, weight=np.asarray(v["workload.mix"], dtype=float),
-                         cpu_instructions=vis["cpu"], cpu_memory_visits=misses,
-                         disk_memory_visits=disk_memory, reads=reads, writes=writes)
+        arrays = dict(think=think, weight=np.asarray(v["workload.mix"], dtype=float),
+                      cpu_instructions=vis["cpu"].copy(), cpu_memory_visits=misses,
+                      disk_memory_visits=disk_memory, reads=reads, writes=writes)
+        for a in arrays.values():
+            a.flags.writeable = False        # cached and shared between models
+        return _Workload(names=("new_order", "payment", "order_status", "delivery", "stock_level"), **arrays)
 
     def workload(self, per_transaction: bool = False) -> _Workload:
         """Visits per transaction; one mix-weighted class, or the five types."""
@@ -422,7 +424,7 @@ class TPCCSMP:
         others = [i for i in range(len(values_list)) if values_list[i]["model.classes"] != "single"]
         for i in others:
             sol = cls(values_list[i]).solve()
-            frames.append(pd.DataFrame([{**_flat(sol.outputs), "converged": sol.converged}], index=[i]))
+            frames.append(pd.DataFrame([{**flatten_outputs(sol.outputs), "converged": sol.converged}], index=[i]))
         frame = pd.concat(frames) if len(frames) > 1 else frames[0]
         return frame.sort_index().reset_index(drop=True)
 
@@ -542,16 +544,6 @@ def _table_access(kind: str) -> np.ndarray:
     if kind == "table4":
         return table_access_distribution(data.operation_counts())
     return np.tile(data.table5_access() / data.table5_access().sum(), (5, 1))
-
-
-def _flat(outputs: dict) -> dict:
-    flat = {}
-    for key, value in outputs.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            flat[key] = value
-    return flat
 
 
 # Parameters that only enter the kernels' service-time vector: cases differing only in
