@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .equations import (_jit, disk_demand, io_bus_contention, io_bus_demand, memory_bus_demand,
-                        memory_demand, parallel_disk_time)
+from .equations import (_jit, disk_visit_time, disks_time, io_bus_demand, memory_bus_demand, memory_demand,
+                        read_wait)
 
 N_TIMES = 9
 
@@ -43,51 +43,72 @@ def device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n
 
 
 @_jit
-def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
+def workspace(n_classes, n_buses, n_disks):
+    """Scratch arrays of :func:`device_dynamic`: memory (C,), disk (C, D), io (C,),
+    u_bus (B,), u_disk (D,), wait (D,), order (D,) int."""
+    return (np.empty(n_classes), np.empty((n_classes, n_disks)), np.empty(n_classes), np.empty(n_buses),
+            np.empty(n_disks), np.empty(n_disks), np.empty(n_disks, dtype=np.int64))
+
+
+@_jit
+def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work):
     """Demands (s per transaction of each class) and utilisations at class throughputs ``x``.
 
-    Returns ``memory_bus (C,), memory (C,), io_bus (C, B), disk (C, D), io (C,),
-    u_memory_bus, u_memory, u_io_bus (B,), u_disk (D,), u_io``; eq. 3.5-3.9.
+    Eq. 3.6 and 3.8-3.9 evaluated into the scratch arrays ``work`` (:func:`workspace`),
+    so the solver's inner loop allocates nothing.  Returns ``memory_bus (C,), memory (C,),
+    io_bus (C, B), disk (C, D), io (C,), u_memory_bus, u_memory, u_io_bus (B,), u_disk (D,),
+    u_io`` (views of ``work``: copy them to keep them).
     """
     mbus, per_bus, bus_by_disk, read_share, bus_total = static
+    mem, disk, io, u_bus, u_disk, wait, order = work
+    n_classes, n_disks = reads.shape
     req, rep = times[0], times[1]
-    u_mbus = np.sum(x * mbus)
-    mem = memory_demand(cpu_memory, disk_memory, times[2], req, rep, u_mbus, np.sum(x * cpu_memory) * (req + rep))
-    n_disks = reads.shape[1]
-    u_bus = _weighted(x, per_bus)
-    u_bus_of_disk = np.empty(n_disks)
+    u_mbus = 0.0
+    u_mbus_memory = 0.0
+    for c in range(n_classes):
+        u_mbus += x[c] * mbus[c]
+        u_mbus_memory += x[c] * cpu_memory[c]
+    u_mbus_memory *= req + rep
+    u_mem = 0.0
+    for c in range(n_classes):
+        mem[c] = memory_demand(cpu_memory[c], disk_memory[c], times[2], req, rep, u_mbus, u_mbus_memory)
+        u_mem += x[c] * mem[c]
+    for b in range(u_bus.shape[0]):
+        u_bus[b] = 0.0
+        for c in range(n_classes):
+            u_bus[b] += x[c] * per_bus[c, b]
     for d in range(n_disks):
-        u_bus_of_disk[d] = u_bus[bus_of_disk[d]]
-    contention = io_bus_contention(read_share, times[3], times[4], times[8], u_bus_of_disk,
-                                   _weighted(x, bus_by_disk))
-    disk = disk_demand(reads, writes, times[6], times[7], contention)
-    u_disk = _weighted(x, disk)
-    io = bus_total + parallel_disk_time(disk, u_disk, mode)
-    return (mbus, mem, per_bus, disk, io, u_mbus, np.sum(x * mem), u_bus, u_disk, np.sum(x * io))
+        u_own = 0.0
+        for c in range(n_classes):
+            u_own += x[c] * bus_by_disk[c, d]
+        wait[d] = read_wait(read_share, times[3], times[4], times[8], u_bus[bus_of_disk[d]], u_own)
+        u_disk[d] = 0.0
+        for c in range(n_classes):
+            disk[c, d] = disk_visit_time(reads[c, d], writes[c, d], times[6], times[7], wait[d])
+            u_disk[d] += x[c] * disk[c, d]
+    u_io = 0.0
+    for c in range(n_classes):
+        io[c] = bus_total[c] + disks_time(disk[c], u_disk, mode, order)
+        u_io += x[c] * io[c]
+    return (mbus, mem, per_bus, disk, io, u_mbus, u_mem, u_bus, u_disk, u_io)
 
 
 @_jit
 def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times, mode):
-    """:func:`device_dynamic` after :func:`device_static`: everything at throughputs ``x``."""
+    """:func:`device_dynamic` after :func:`device_static`: everything at throughputs ``x``
+    (fresh arrays)."""
     static = device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times)
-    return device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+    work = workspace(reads.shape[0], n_buses, reads.shape[1])
+    return device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
 
 
 @_jit
-def _residences(x, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
-    state = device_dynamic(np.full(1, x), static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
-                           mode)
-    r = np.empty(3)
-    r[0] = state[0][0] * (1.0 + queue[0])
-    r[1] = state[1][0] * (1.0 + queue[1])
-    r[2] = state[4][0] * (1.0 + queue[2])
-    return r, state
-
-
-@_jit
-def _excess(x, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode):
-    state = device_dynamic(np.full(1, x), static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
-                           mode)
+def _excess(x, n, base, queue, ctx):
+    """g(x) of :func:`solve_one`; ``ctx`` packs the case's fixed arguments of
+    :func:`device_dynamic` and a 1-entry rate buffer."""
+    static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate = ctx
+    rate[0] = x
+    state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
     total = base + (state[0][0] * (1.0 + queue[0]) + state[1][0] * (1.0 + queue[1])
                     + state[4][0] * (1.0 + queue[2]))
     # a saturated device (U >= 1 at this trial rate) has infinite demand: the rate is too high
@@ -124,7 +145,11 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     queue = np.zeros(3)
     x = 0.0
     x_before = 0.0
-    r, state = _residences(0.0, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+    work = workspace(1, n_buses, reads.shape[1])
+    rate = np.zeros(1)
+    ctx = (static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate)
+    r = np.zeros(3)
+    state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
     evaluations = 0
     unsolved = 0
     lowest = 1.0
@@ -137,14 +162,13 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
         # start from the last rate extrapolated linearly (rates grow smoothly with n)
         x0 = x + (x - x_before) if n > 2 else x
         x_before = x
-        g0 = _excess(x0, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+        g0 = _excess(x0, n, base, queue, ctx)
         evaluations += 1
         done = abs(g0) <= tol * x0
         x = x0
         if not done:
             x1 = x0 + g0
-            g1 = _excess(x1, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
-                         mode)
+            g1 = _excess(x1, n, base, queue, ctx)
             evaluations += 1
             done = abs(g1) <= tol * x1
             x = x1
@@ -156,11 +180,9 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
             else:
                 # substitution did not bracket: the bracket is [0, g(0)]
                 lo = 0.0
-                g_lo = _excess(0.0, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk,
-                               times, mode)
+                g_lo = _excess(0.0, n, base, queue, ctx)
                 hi = g_lo
-                g_hi = _excess(hi, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk,
-                               times, mode)
+                g_hi = _excess(hi, n, base, queue, ctx)
                 evaluations += 2
                 x = hi
                 done = g_hi >= 0.0        # demands do not grow with load: g(0) is the root
@@ -169,8 +191,7 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
                 if done:
                     break
                 x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
-                g = _excess(x, n, base, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times,
-                            mode)
+                g = _excess(x, n, base, queue, ctx)
                 evaluations += 1
                 if abs(g) <= tol * x:
                     done = True
@@ -186,7 +207,11 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
                     side = -1
             if not done:
                 unsolved += 1
-        r, state = _residences(x, queue, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode)
+        rate[0] = x
+        state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
+        r[0] = state[0][0] * (1.0 + queue[0])
+        r[1] = state[1][0] * (1.0 + queue[1])
+        r[2] = state[4][0] * (1.0 + queue[2])
         for i in range(3):
             queue[i] = x * r[i]
         new[:] = 0.0

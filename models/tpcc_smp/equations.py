@@ -112,11 +112,19 @@ def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_di
     of it caused by the disk itself; ``read_share`` is P_r (P_w = 1 - P_r).  A saturated
     bus gives an infinite wait.
     """
-    mean_hold = (1.0 - read_share) * write_hold + read_share * (request + reply)
     out = np.empty(u_bus.shape[0])
     for d in range(u_bus.shape[0]):
-        out[d] = np.inf if u_bus[d] >= 1.0 else mean_hold * (u_bus[d] - u_bus_by_disk[d]) / (1.0 - u_bus[d])
+        out[d] = read_wait(read_share, request, reply, write_hold, u_bus[d], u_bus_by_disk[d])
     return out
+
+
+@_jit
+def read_wait(read_share, request, reply, write_hold, u_bus, u_own):
+    """One disk's term of :func:`io_bus_contention` (scalars, s)."""
+    if u_bus >= 1.0:
+        return np.inf
+    mean_hold = (1.0 - read_share) * write_hold + read_share * (request + reply)
+    return mean_hold * (u_bus - u_own) / (1.0 - u_bus)
 
 
 @_jit
@@ -124,11 +132,19 @@ def disk_demand(reads, writes, disk_time, cache_latency, contention):
     """Eq. 3.8: ``D_Disk = V_read (S_seek + S_latency + S_transfer + S_Dcache + Contention)
     + V_write (S_seek + S_latency + S_transfer)`` per disk (s); arrays (C, D), contention (D,).
     A disk without reads has no contention term (even on a saturated bus)."""
-    out = writes * disk_time
+    out = np.empty(reads.shape)
     for c in range(reads.shape[0]):
         for d in range(reads.shape[1]):
-            if reads[c, d] > 0.0:
-                out[c, d] += reads[c, d] * (disk_time + cache_latency + contention[d])
+            out[c, d] = disk_visit_time(reads[c, d], writes[c, d], disk_time, cache_latency, contention[d])
+    return out
+
+
+@_jit
+def disk_visit_time(reads, writes, disk_time, cache_latency, wait):
+    """One disk's eq. 3.8 for one class (scalars, s); no reads, no wait term."""
+    out = writes * disk_time
+    if reads > 0.0:
+        out += reads * (disk_time + cache_latency + wait)
     return out
 
 
@@ -164,30 +180,40 @@ def parallel_disk_time(demand, utilization, mode):
       operations are sequential; overlap across transactions is what the queueing
       model already captures), the paper's upper bound.
     """
-    n_classes, n_disks = demand.shape
-    out = np.zeros(n_classes)
-    if mode == 2:
-        for c in range(n_classes):
-            out[c] = demand[c].sum()
-        return out
-    u = np.empty(n_disks)
-    for d in range(n_disks):
-        u[d] = min(max(utilization[d], 0.0), 1.0)
-    for c in range(n_classes):
-        order = np.argsort(-demand[c], kind="mergesort")
-        idle_before = 1.0
-        for i in order:
-            out[c] += demand[c, i] * u[i] * idle_before
-            idle_before *= 1.0 - u[i]
-    if mode == 1:
-        busy = 1.0 - np.prod(1.0 - u)
-        if busy > 0.0:
-            out = out / busy
-        else:  # no load yet: the limit U -> 0, where U_i is proportional to D_i
-            weight = demand.sum(axis=0)
-            if weight.sum() > 0:
-                out = demand @ weight / weight.sum()
+    out = np.empty(demand.shape[0])
+    order = np.empty(demand.shape[1], dtype=np.int64)
+    for c in range(demand.shape[0]):
+        out[c] = disks_time(demand[c], utilization, mode, order)
     return out
+
+
+@_jit
+def disks_time(demand, utilization, mode, order):
+    """One class's :func:`parallel_disk_time` (s); ``order`` is a scratch int array of D
+    entries (allocation-free, for the solver's inner loop)."""
+    n = demand.shape[0]
+    if mode == 2:
+        return demand.sum()
+    for i in range(n):           # insertion sort by decreasing demand, stable (D is small)
+        j = i
+        while j > 0 and demand[order[j - 1]] < demand[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    total = 0.0
+    idle_before = 1.0
+    for k in range(n):
+        i = order[k]
+        u = min(max(utilization[i], 0.0), 1.0)
+        total += demand[i] * u * idle_before
+        idle_before *= 1.0 - u
+    if mode == 1:
+        if idle_before < 1.0:
+            total /= 1.0 - idle_before
+        elif demand.sum() > 0.0:
+            # no disk busy (no load yet): the limit U -> 0 with U_i proportional to D_i
+            total = (demand * demand).sum() / demand.sum()
+    return total
 
 
 def tpmc(new_order_throughput_per_s):
