@@ -166,6 +166,19 @@ def test_tpcc_sweep_equals_single_solves_exactly():
     assert np.isnan(frame.loc[0, "utilization.disk_2"])          # one-disk cases have no disk 2
 
 
+def test_the_parallel_batch_kernel_gives_the_single_solves_numbers():
+    """Sweeps of many cases run on every core (a separate compiled loop): same numbers."""
+    from models.tpcc_smp.model import PARALLEL_FROM
+    doc = read_document(C2)
+    cases = cartesian(parse_sweeps(["disk.seek_time=0.5e6:1.5e6:0.05e6", "disk.rotation_latency=1e6:1.6e6:0.05e6"]))
+    assert len(cases) >= PARALLEL_FROM
+    frame = run_sweep(doc, cases, progress=False)
+    for i in (0, len(cases) // 2, len(cases) - 1):
+        sol = model_from_document(doc, cases[i]).solve()
+        assert frame.loc[i, "tpmC"] == sol.outputs["tpmC"]
+        assert frame.loc[i, "utilization.io_bus_1"] == sol.outputs["utilization"]["io_bus_1"]
+
+
 def test_five_class_cases_go_case_by_case():
     doc = read_document(C2)
     cases = [{"model.classes": "single"}, {"model.classes": "transaction"}]

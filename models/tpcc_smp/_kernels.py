@@ -233,11 +233,45 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     return out, state, lowest
 
 
-@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
+@_jit
+def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
+                bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest):
+    """Case ``b`` of a batch, written into row ``b`` of the outputs."""
+    d = n_disks[b]
+    max_buses = util.shape[1] - 3 - reads.shape[1]
+    res, state, low = solve_one(terminals[b], think[b], cpu_demand[b], inv_alpha[b], cpu_memory[b:b + 1],
+                                disk_memory[b:b + 1], reads[b:b + 1, :d], writes[b:b + 1, :d],
+                                bus_of_disk[b, :d], n_buses[b], times[b], mode[b], tol[b], max_iter)
+    out[b] = res
+    util[b, 0] = state[5]
+    util[b, 1] = state[6]
+    util[b, 2] = state[9]
+    for i in range(n_buses[b]):
+        util[b, 3 + i] = state[7][i]
+    for i in range(d):
+        util[b, 3 + max_buses + i] = state[8][i]
+    demand[b, 0] = state[1][0]
+    demand[b, 1] = state[4][0]
+    lowest[b] = low
+
+
+@_jit
+def _outputs(n_buses, n_disk_columns):
+    """Zeroed batch outputs: out (B, 8), util (B, 3 + L + D), demand (B, 2), lowest_p0 (B,)."""
+    n_cases = n_buses.shape[0]
+    max_buses = 0
+    for b in range(n_cases):
+        max_buses = max(max_buses, n_buses[b])
+    return (np.zeros((n_cases, 8)), np.zeros((n_cases, 3 + max_buses + n_disk_columns)), np.zeros((n_cases, 2)),
+            np.zeros(n_cases))
+
+
+@_jit
 def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
                 bus_of_disk, n_buses, times, mode, tol, max_iter):
     """:func:`solve_one` for B cases in one compiled loop; device arrays padded to the
-    largest case (``n_disks``, ``n_buses`` say how much of each row is real).
+    largest case (``n_disks``, ``n_buses`` say how much of each row is real).  One thread:
+    single solves and small batches (and it compiles in seconds).
 
     Returns
     -------
@@ -246,29 +280,20 @@ def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory
     demand : (B, 2) D_memory, D_io (s) at the solution
     lowest_p0 : (B,)
     """
-    n_cases = terminals.shape[0]
-    max_buses = 0
-    for b in range(n_cases):
-        max_buses = max(max_buses, n_buses[b])
-    max_disks = reads.shape[1]
-    out = np.zeros((n_cases, 8))
-    util = np.zeros((n_cases, 3 + max_buses + max_disks))
-    demand = np.zeros((n_cases, 2))
-    lowest = np.zeros(n_cases)
-    for b in prange(n_cases):       # cases are independent: threads change nothing in a case
-        d = n_disks[b]
-        res, state, low = solve_one(terminals[b], think[b], cpu_demand[b], inv_alpha[b], cpu_memory[b:b + 1],
-                                    disk_memory[b:b + 1], reads[b:b + 1, :d], writes[b:b + 1, :d],
-                                    bus_of_disk[b, :d], n_buses[b], times[b], mode[b], tol[b], max_iter)
-        out[b] = res
-        util[b, 0] = state[5]
-        util[b, 1] = state[6]
-        util[b, 2] = state[9]
-        for i in range(n_buses[b]):
-            util[b, 3 + i] = state[7][i]
-        for i in range(d):
-            util[b, 3 + max_buses + i] = state[8][i]
-        demand[b, 0] = state[1][0]
-        demand[b, 1] = state[4][0]
-        lowest[b] = low
+    out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
+    for b in range(terminals.shape[0]):
+        _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
+                    n_disks, bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest)
+    return out, util, demand, lowest
+
+
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
+def solve_batch_parallel(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
+                         bus_of_disk, n_buses, times, mode, tol, max_iter):
+    """:func:`solve_batch` on every core (numba ``prange``), for sweeps; the cases are
+    independent and each runs :func:`_solve_case`, so the numbers are the same."""
+    out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
+    for b in prange(terminals.shape[0]):
+        _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
+                    n_disks, bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest)
     return out, util, demand, lowest

@@ -598,7 +598,9 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
     mode = np.array([DISK_PARALLELISM.index(v["io.disk_parallelism"]) for v in values_list], dtype=np.int64)
     tol = np.array([v["solver.tol"] for v in values_list])
     terminals, think = column("terminals", np.int64), column("think")
-    out, util, demand, lowest = _kernels.solve_batch(
+    # many cases: every core (its first use compiles for about 10 s); a few: one thread
+    kernel = _kernels.solve_batch_parallel if count >= PARALLEL_FROM else _kernels.solve_batch
+    out, util, demand, lowest = kernel(
         terminals, think, column("cpu_demand"), inv_alpha, column("cpu_memory"), column("disk_memory"),
         reads, writes, n_disks, bus, column("n_buses", np.int64), times, mode, tol, MAX_ROOT_ITERATIONS)
     n_buses = column("n_buses", np.int64)
@@ -630,3 +632,4 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
 
 
 MAX_ROOT_ITERATIONS = 200
+PARALLEL_FROM = 256
