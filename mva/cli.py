@@ -148,6 +148,13 @@ def _solve_reporting_warnings(path: str, run):
     return result, bool(caught)
 
 
+def _refuse_solver_options(path, doc, method, options) -> None:
+    from .modelkind import is_model_document
+    if is_model_document(doc) and (method is not None or options):
+        raise ModelError("--method", f"{path} is a model file, solved by its model kind; "
+                                     "--method and solver options apply to network files")
+
+
 def _cmd_what_if(args, options, overrides) -> int:
     """--sweep, --sensitivity: a table of cases (or of parameters) for one file."""
     from .analysis import first_meeting, plot_sweep, sensitivities
@@ -165,6 +172,7 @@ def _cmd_what_if(args, options, overrides) -> int:
         raise ModelError("--format", "parquet is binary: give -o FILE")
     path = args.files[0]
     doc = read_document(path)
+    _refuse_solver_options(path, doc, args.method, options)
     try:
         target = target_from_document(doc, args.method, options, overrides)
     except ModelError as exc:
@@ -249,9 +257,7 @@ def _cmd_solve(args) -> int:
     for path in args.files:
         doc = read_document(path)
         if is_model_document(doc):
-            if args.method is not None or options:
-                raise ModelError("--method", f"{path} is a model file, solved by its model kind; "
-                                             "--method and solver options apply to network files")
+            _refuse_solver_options(path, doc, args.method, options)
             try:
                 if args.list_parameters:
                     results.append(("parameters", path, _format_parameters(path, doc, overrides)))

@@ -281,6 +281,8 @@ def test_cli_sensitivity(capsys):
     (["--zip"], "applies to sweeps"),
     (["--sweep", "cpus=1", "--workers", "0"], "--workers: must be >= 1"),
     (["--sweep", "cpus=1", "--target", "tpmC=5"], "expected OUTPUT>=VALUE"),
+    (["--sweep", "cpus=1", "--method", "exact"], "is a model file"),
+    (["--sensitivity", "--tol", "1e-6"], "is a model file"),
 ])
 def test_cli_sweep_errors_are_one_line(args, message, capsys):
     assert main(["solve", C2, *args]) == 2
