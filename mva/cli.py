@@ -170,6 +170,8 @@ def _cmd_what_if(args, options, overrides) -> int:
         raise ModelError("--chunk-size", f"must be >= 1, got {args.chunk_size}")
     if args.format == "parquet" and not args.output:
         raise ModelError("--format", "parquet is binary: give -o FILE")
+    if args.plot and os.path.exists(args.plot) and not args.force:
+        raise ModelError("--plot", f"{args.plot} exists; pass --force to overwrite it")
     path = args.files[0]
     doc = read_document(path)
     _refuse_solver_options(path, doc, args.method, options)
@@ -352,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="output format (default: table); json is one object per line per file or "
                               "case; parquet (sweeps, with -o) needs pyarrow")
     solve_p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    solve_p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")
+    solve_p.add_argument("--force", action="store_true", help="overwrite the -o (or --plot) file if it exists")
     solve_p.add_argument("--strict", action="store_true",
                          help=f"exit with status {int(ExitCode.NOT_CONVERGED)} if a result did not converge")
     what_if = solve_p.add_argument_group("what-if sweeps (one FILE)")

@@ -253,6 +253,9 @@ def test_cli_sweep_formats_plot_and_target(tmp_path, capsys):
     assert "tpmC" in frame.columns and "bottleneck" in frame.columns
     assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
     assert "first case meeting it: cpus=" in captured.err
+    before = png.read_bytes()
+    assert main(["solve", C2, "--sweep", "cpus=1,2", "--plot", str(png)]) == 2      # never overwritten unasked
+    assert "exists; pass --force" in capsys.readouterr().err and png.read_bytes() == before
     assert "it/s" not in captured.err and "%|" not in captured.err        # no progress bar off a terminal
 
     out = tmp_path / "sweep.parquet"
