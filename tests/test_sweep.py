@@ -5,6 +5,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mva import exact_mva
 from mva.analysis import first_meeting, parse_condition, sensitivities
@@ -306,3 +307,21 @@ def test_network_list_parameters_and_set(capsys):
     record = json.loads(capsys.readouterr().out)
     expected = exact_mva(_network_with(read_document(TEN), {"station.disk1.demand": 0.5}))
     assert record["throughput"] == [expected.throughput[0]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_stations=st.integers(1, 5), population=st.integers(1, 30),
+       n_values=st.integers(1, 6))
+def test_random_network_sweeps_equal_single_solves(seed, n_stations, population, n_values):
+    """Any single-class network (every station kind), any station's demand and the think
+    time swept: each row is bit for bit the exact solve of its case."""
+    from mva.random_networks import random_station
+    rng = np.random.default_rng(seed)
+    stations = [random_station(rng, f"s{k}", 1, skip_probability=0.0) for k in range(n_stations)]
+    doc = {"network": {"population": [population], "think_time": [float(rng.uniform(0, 3))]},
+           "station": [{"name": s.name, "type": s.kind, "demand": list(s.demand),
+                        **({"servers": s.servers} if s.kind == "multi" else {}),
+                        **({"capacity": list(s.capacity)} if s.kind == "ld" else {})} for s in stations]}
+    swept = f"station.s{int(rng.integers(n_stations))}.demand"
+    sweeps = {swept: [float(v) for v in rng.uniform(0.01, 1.0, n_values)], "network.think_time": [0.0, 1.5]}
+    _assert_sweep_equals_single_solves(doc, cartesian(sweeps))
