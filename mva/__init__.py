@@ -6,10 +6,16 @@ Descriptions: :class:`Network`, :class:`Station`.
 Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`, and the approximate
 :func:`schweitzer` (Bard-Schweitzer) and :func:`linearizer`.
 Bounds: :func:`asymptotic_bounds`, :func:`balanced_job_bounds`.
+Aggregation: :func:`flow_equivalent_station`, :func:`norton_throughputs` (Norton / FESC).
+Batches and sweeps: :func:`batch_exact_single_class`; :mod:`mva.grid`, :mod:`mva.sweep`,
+:mod:`mva.analysis` (grids, what-if sweeps, targets, elasticities); model kinds:
+:mod:`mva.modelkind`.
 Results: :class:`Result`.  Errors: :class:`ModelError`, :class:`SaturationError`,
 :class:`NumericalWarning`.  Files: :func:`load_network`.
 """
+from .aggregation import flow_equivalent_station, norton_throughputs
 from .approximate import linearizer, schweitzer
+from .batch import batch_exact_single_class
 from .bounds import Bounds, asymptotic_bounds, balanced_job_bounds
 from .errors import ModelError, NumericalWarning, SaturationError
 from .exact import closed_throughput_curve, exact_mva
@@ -26,5 +32,6 @@ __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network",
+    "flow_equivalent_station", "norton_throughputs", "batch_exact_single_class",
 ]
 __version__ = "0.1.0"
