@@ -57,6 +57,17 @@ def flow_equivalent_station(name: str, subnetwork: Network, max_population: int)
     and its relative capacity is ``alpha(j) = X(j)/X(1)``, so its service rate with j
     customers is ``alpha(j)/demand = X(j)``; beyond ``max_population`` the rate stays at
     ``X(max_population)``.
+
+    Examples
+    --------
+    Two CPUs (0.4 s each per job) stalling on a bus (0.1 s), aggregated for up to 3 jobs:
+
+    >>> from mva import Network, Station
+    >>> sub = Network([Station("cpus", "multi", [0.4], servers=2), Station("bus", "queue", [0.1])],
+    ...               population=[1])
+    >>> fesc = flow_equivalent_station("cpu", sub, 3)
+    >>> fesc.demand, [round(a, 4) for a in fesc.capacity]
+    ((0.5,), [1.0, 1.9231, 2.2414])
     """
     rates = norton_throughputs(subnetwork, max_population)
     return Station(name, "ld", [1.0 / rates[0]], capacity=rates / rates[0])
