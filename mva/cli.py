@@ -8,6 +8,7 @@ the entry-point group ``mva.commands`` (a callable ``register(subparsers)``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import io
 import json
@@ -99,24 +100,24 @@ def _format_model_table(path: str, solution) -> str:
 
 
 def _model_csv(path: str, solution, header: bool) -> str:
-    row = {"file": path, "model": solution.model}
-    for key, value in solution.outputs.items():
-        if isinstance(value, dict):
-            row.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            row[key] = value
-    row["converged"] = solution.converged
     import pandas as pd
+    from .modelkind import flatten
+    row = {"file": path, "model": solution.model, **flatten(solution.outputs), "converged": solution.converged}
     return pd.DataFrame([row]).to_csv(index=False, header=header, float_format="%.17g")
 
 
-def _format_parameters(path: str, doc: dict, overrides: dict) -> str:
-    from .sweep import ModelTarget
-    return _parameter_table(path, f"model kind {doc['kind']}", ModelTarget(doc, overrides))
+@contextlib.contextmanager
+def _in_file(path: str):
+    """Prefix the field of a ModelError raised inside with the file it came from."""
+    try:
+        yield
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc.field}", exc.problem) from None
 
 
-def _parameter_table(path: str, what: str, target) -> str:
+def _parameter_table(path: str, doc: dict, target) -> str:
     """Every parameter of a file: value (file and --set over the default), default, unit."""
+    what = f"model kind {doc['kind']}" if "kind" in doc else "network file"
     defaults = target.defaults()
     rows = [(p.name, _show(p.default), _show(defaults[p.name]), p.unit, p.description)
             for p in target.parameters()]
@@ -175,10 +176,8 @@ def _cmd_what_if(args, options, overrides) -> int:
     path = args.files[0]
     doc = read_document(path)
     _refuse_solver_options(path, doc, args.method, options)
-    try:
+    with _in_file(path):
         target = target_from_document(doc, args.method, options, overrides)
-    except ModelError as exc:
-        raise ModelError(f"{path}: {exc.field}", exc.problem) from None
     if args.sensitivity:
         if args.sweep:
             raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
@@ -258,31 +257,25 @@ def _cmd_solve(args) -> int:
     results = []
     for path in args.files:
         doc = read_document(path)
+        _refuse_solver_options(path, doc, args.method, options)
+        if args.list_parameters:
+            from .sweep import target_from_document
+            with _in_file(path):
+                table = _parameter_table(path, doc, target_from_document(doc, overrides=overrides))
+            results.append(("parameters", path, table))
+            continue
         if is_model_document(doc):
-            _refuse_solver_options(path, doc, args.method, options)
-            try:
-                if args.list_parameters:
-                    results.append(("parameters", path, _format_parameters(path, doc, overrides)))
-                    continue
+            with _in_file(path):
                 model = model_from_document(doc, overrides)
-            except ModelError as exc:
-                raise ModelError(f"{path}: {exc.field}", exc.problem) from None
             solution, _ = _solve_reporting_warnings(path, model.solve)
             results.append(("model", path, solution))
             continue
-        try:
-            if args.list_parameters:
-                from .sweep import NetworkTarget
-                results.append(("parameters", path, _parameter_table(path, "network file",
-                                                                     NetworkTarget(doc, overrides=overrides))))
-                continue
-            if overrides:
+        with _in_file(path):
+            if overrides:       # named parameters: the sweep machinery writes them into the file
                 from .sweep import NetworkTarget
                 network = NetworkTarget(doc, overrides=overrides).network
             else:
                 network = network_from_dict(doc)
-        except ModelError as exc:
-            raise ModelError(f"{path}: {exc.field}", exc.problem) from None
         result, warned = _solve_reporting_warnings(
             path, lambda: solve(network, method=args.method or "exact", **options))
         if not result.converged and not warned:

@@ -22,34 +22,20 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-import sys
 
 from .errors import ModelError
-from .modelkind import split_assignment
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .modelkind import parse_value, split_assignment
 
 __all__ = ["parse_spec", "parse_sweeps", "cartesian", "zipped", "MAX_CASES"]
 
 MAX_CASES = 50_000_000
 
 
-def _value(text: str):
-    text = text.strip()
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
 def _range(name: str, spec: str) -> list:
     parts = spec.split(":")
     if len(parts) != 3:
         raise ModelError(f"--sweep {name}", f"a range is start:stop:step, got {spec!r}")
-    start, stop, step = (_value(p) for p in parts)
+    start, stop, step = (parse_value(p) for p in parts)
     for label, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ModelError(f"--sweep {name}", f"range {label} must be a number, got {v!r}")
@@ -78,7 +64,7 @@ def _csv_column(name: str, path: str) -> list:
     column = name if name in columns else (columns[0] if len(columns) == 1 else None)
     if column is None:
         raise ModelError(f"--sweep {name}", f"{path} has no column {name!r} (columns: {', '.join(columns)})")
-    return [_value(r[column]) for r in rows]
+    return [parse_value(r[column]) for r in rows]
 
 
 def parse_spec(name: str, spec: str) -> list:
@@ -91,7 +77,7 @@ def parse_spec(name: str, spec: str) -> list:
     elif spec.count(":") == 2 and not spec.startswith(("[", '"')):
         values = _range(name, spec)
     else:
-        values = [_value(v) for v in _split_list(spec)]
+        values = [parse_value(v) for v in _split_list(spec)]
     if not values:
         raise ModelError(f"--sweep {name}", "gives no values")
     return values

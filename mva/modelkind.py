@@ -34,7 +34,7 @@ else:  # pragma: no cover
 
 __all__ = ["Parameter", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
            "is_model_document", "model_from_document", "parse_assignments", "resolve_values", "check_names",
-           "flatten_document",
+           "flatten", "flatten_document", "hashable", "parse_value", "resolve_document",
            "integer", "real", "choice", "real_list", "integer_list", "timed"]
 
 ENTRY_POINT_GROUP = "mva.models"
@@ -195,12 +195,14 @@ def is_model_document(doc: dict) -> bool:
     return isinstance(doc, dict) and "kind" in doc
 
 
-def _flatten(table: dict, prefix: str = "") -> dict:
+def flatten(table: dict, prefix: str = "") -> dict:
+    """Nested tables to dotted names: ``{"disk": {"seek_time": 1}}`` to ``{"disk.seek_time": 1}``
+    (model files, and model outputs such as ``utilization.cpu``)."""
     flat = {}
     for key, value in table.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
+            flat.update(flatten(value, name + "."))
         else:
             flat[name] = value
     return flat
@@ -208,7 +210,22 @@ def _flatten(table: dict, prefix: str = "") -> dict:
 
 def flatten_document(doc: dict) -> dict:
     """A model file's parameters by dotted name (everything but ``kind`` and ``name``)."""
-    return _flatten({k: v for k, v in doc.items() if k not in RESERVED_KEYS})
+    return flatten({k: v for k, v in doc.items() if k not in RESERVED_KEYS})
+
+
+def hashable(value):
+    """A hashable stand-in for a parameter value (lists become tuples, recursively)."""
+    return tuple(hashable(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def parse_value(text: str):
+    """A command-line value in TOML syntax (``4``, ``0.9e6``, ``[1, 2]``, ``"x"``); anything
+    that is not a TOML value is a bare string, so ``serial`` works unquoted."""
+    text = text.strip()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
 
 
 def _unknown(name: str, valid) -> ModelError:
@@ -250,16 +267,13 @@ def parse_assignments(assignments) -> dict:
     values = {}
     for text in assignments:
         name, raw = split_assignment(text, "--set", "VALUE")
-        try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.strip()
-        values[name] = value
+        values[name] = parse_value(raw)
     return values
 
 
-def model_from_document(doc: dict, overrides: dict | None = None):
-    """Build the model a model file describes, with ``overrides`` applied on top."""
+def resolve_document(doc: dict, overrides: dict | None = None):
+    """A model file's kind (class), name and every parameter's checked value, with
+    ``overrides`` (dotted names) on top of the file."""
     kind = doc.get("kind")
     if not isinstance(kind, str):
         raise ModelError("kind", f"must be a string naming a model kind, got {kind!r}")
@@ -269,4 +283,10 @@ def model_from_document(doc: dict, overrides: dict | None = None):
         raise ModelError("name", f"must be a string, got {name!r}")
     given = flatten_document(doc)
     given.update(overrides or {})
-    return cls.from_values(resolve_values(cls.parameters(), given), name=name)
+    return cls, name, resolve_values(cls.parameters(), given)
+
+
+def model_from_document(doc: dict, overrides: dict | None = None):
+    """Build the model a model file describes, with ``overrides`` applied on top."""
+    cls, name, values = resolve_document(doc, overrides)
+    return cls.from_values(values, name=name)

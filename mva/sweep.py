@@ -8,7 +8,7 @@ A *target* is what a file describes, with named parameters:
   closed single-class network go through the batch solver (:mod:`mva.batch`), one
   compiled pass per shape; anything else is solved case by case.
 - a model file (``kind = ...``): the model kind's parameters; a kind may offer a
-  vectorised ``solve_batch(values_list)``, otherwise cases are solved one by one.
+  vectorised ``solve_batch(base_values, cases)``, otherwise cases are solved one by one.
 
 :func:`run_sweep` returns one row per case (swept parameters, then flattened outputs and
 the ``bottleneck``), computed in-process or, chunk by chunk, on a Dask cluster
@@ -25,20 +25,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
-from .modelkind import Parameter, check_names, flatten_document, is_model_document, load_model_kind, resolve_values
+from .modelkind import Parameter, check_names, flatten, hashable, is_model_document, resolve_document, resolve_values
 
-__all__ = ["target_from_document", "run_sweep", "flatten_outputs", "bottleneck", "NetworkTarget", "ModelTarget"]
-
-
-def flatten_outputs(outputs: dict, prefix: str = "") -> dict:
-    """``{"utilization": {"cpu": 0.5}}`` to ``{"utilization.cpu": 0.5}``."""
-    flat = {}
-    for key, value in outputs.items():
-        if isinstance(value, dict):
-            flat.update(flatten_outputs(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
+__all__ = ["target_from_document", "run_sweep", "bottleneck", "NetworkTarget", "ModelTarget"]
 
 
 def bottleneck(frame: pd.DataFrame) -> pd.Series:
@@ -47,11 +36,6 @@ def bottleneck(frame: pd.DataFrame) -> pd.Series:
     if util.shape[1] == 0:
         return pd.Series([""] * len(frame), index=frame.index)
     return util.fillna(-np.inf).idxmax(axis=1).str.slice(len("utilization."))
-
-
-def _frozen(value):
-    """A hashable stand-in for a parameter value (lists become tuples)."""
-    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def _names(cases) -> list[str]:
@@ -136,17 +120,18 @@ class NetworkTarget:
         out["converged"] = bool(result.converged)
         return out
 
+    def _network(self, case: dict):
+        from .files import network_from_dict
+        return network_from_dict(self.document({**self.base, **case}))
+
     def validate(self, case: dict) -> None:
         """ModelError if ``case`` makes an invalid network."""
-        from .files import network_from_dict
         check_names(self._params, case)
-        network_from_dict(self.document({**self.base, **case}))
+        self._network(case)
 
     def solve_one(self, case: dict) -> dict:
         from . import solve
-        from .files import network_from_dict
-        network = network_from_dict(self.document({**self.base, **case}))
-        return self._outputs(solve(network, method=self.method, **self.options))
+        return self._outputs(solve(self._network(case), method=self.method, **self.options))
 
     def solve_cases(self, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case (one row each), batched where the cases share a shape."""
@@ -161,7 +146,7 @@ class NetworkTarget:
         numeric = [n for n in names if n.endswith(NUMERIC)]
         groups = {}
         for i, case in enumerate(cases):
-            shape = tuple((n, _frozen(v)) for n, v in case.items() if n not in numeric)
+            shape = tuple((n, hashable(v)) for n, v in case.items() if n not in numeric)
             groups.setdefault(shape, []).append(i)
         from .batch import can_batch
         parts = []
@@ -210,13 +195,9 @@ class ModelTarget:
 
     def __init__(self, doc: dict, overrides: dict | None = None):
         self.doc = doc
-        self.cls = load_model_kind(doc.get("kind"))
-        self.name = doc.get("name", "")
-        given = flatten_document(doc)
-        given.update(overrides or {})
-        self.base = resolve_values(self.cls.parameters(), given)
+        self.cls, self.name, self.base = resolve_document(doc, overrides)
         self.main_output = getattr(self.cls, "main_output", "throughput")
-        self.cls.from_values(self.base, name=self.name)      # cross-field checks, early
+        self._model({})      # cross-field checks, early
 
     def parameters(self) -> tuple[Parameter, ...]:
         """The kind's parameters, with the file's (and overrides') values as defaults."""
@@ -229,13 +210,16 @@ class ModelTarget:
     def check_names(self, names):
         check_names(self.cls.parameters(), names)
 
+    def _model(self, case: dict):
+        return self.cls.from_values({**self.base, **case}, name=self.name)
+
     def validate(self, case: dict) -> None:
         """ModelError if ``case`` is not a valid model (names, values, cross-field checks)."""
-        self.cls.from_values({**self.base, **case}, name=self.name)
+        self._model(case)
 
     def solve_one(self, case: dict) -> dict:
-        solution = self.cls.from_values({**self.base, **case}, name=self.name).solve()
-        return {**flatten_outputs(solution.outputs), "converged": bool(solution.converged)}
+        solution = self._model(case).solve()
+        return {**flatten(solution.outputs), "converged": bool(solution.converged)}
 
     def solve_cases(self, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case (one row each); the kind's ``solve_batch`` if it has one."""
@@ -291,14 +275,14 @@ def run_sweep(doc: dict, cases: list[dict], *, method=None, options=None, overri
 
     target = target_from_document(doc, method, options, overrides)     # errors before any work
     target.check_names(_names(cases))
-    n_workers = workers or 1
-    size = chunk_size or max(1, min(100_000, math.ceil(len(cases) / (4 * n_workers)) if (scheduler or workers)
-                                    else 100_000))
-    chunks = _chunks(cases, size)
+    distributed = bool(scheduler or workers)
+    if chunk_size is None:      # about 4 chunks per worker, so a slow chunk does not hold the rest
+        chunk_size = min(100_000, math.ceil(len(cases) / (4 * (workers or 1)))) if distributed else 100_000
+    chunks = _chunks(cases, max(1, chunk_size))
     bar = tqdm(total=len(cases), disable=None if progress else True, delay=1.0, unit="case", leave=False)
     results = [None] * len(chunks)
     try:
-        if scheduler or workers:
+        if distributed:
             results = _run_dask(chunks, doc, method, options, overrides, scheduler, workers, bar)
         else:
             for i, chunk in enumerate(chunks):

@@ -34,9 +34,8 @@ import pandas as pd
 from mva import Network, Station, exact_mva
 from mva.aggregation import flow_equivalent_station
 from mva.errors import ModelError, NumericalWarning
-from mva.modelkind import (ModelSolution, Parameter, choice, integer, integer_list, real, real_list,
-                           resolve_values, timed)
-from mva.sweep import flatten_outputs
+from mva.modelkind import (ModelSolution, Parameter, choice, flatten, hashable, integer, integer_list, real,
+                           real_list, resolve_values, timed)
 
 from . import _kernels, data
 from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
@@ -242,7 +241,7 @@ class TPCCSMP:
         return _table_access(self.values["workload.access_distribution"]).copy()
 
     def _per_type(self) -> _Workload:
-        return _per_type_cached(tuple(_hashable(self.values[k]) for k in WORKLOAD_KEYS))
+        return _per_type_cached(tuple(hashable(self.values[k]) for k in WORKLOAD_KEYS))
 
     @staticmethod
     def _per_type_from(v: dict) -> _Workload:
@@ -303,7 +302,7 @@ class TPCCSMP:
         From ``cpu.rate`` (mu(j) in instructions per cycle, eq. 3.3) when given, else by
         Norton aggregation of :meth:`cpu_subnetwork` for j = 1..N.
         """
-        return _cpu_station_cached(self, tuple(_hashable(self.values[k]) for k in CPU_KEYS))
+        return _cpu_station_cached(self, tuple(hashable(self.values[k]) for k in CPU_KEYS))
 
     def _cpu_station_uncached(self) -> Station:
         v = self.values
@@ -362,7 +361,8 @@ class TPCCSMP:
         return self._solve_single()
 
     def _kernel_inputs(self) -> dict:
-        """One case's inputs to :func:`models.tpcc_smp._kernels.solve_batch` (unpadded)."""
+        """One case's inputs to :func:`models.tpcc_smp._kernels.solve_batch` (unpadded), all
+        but the service times, which :func:`_times_matrix` gives for many cases at once."""
         v = self.values
         w = self.workload()
         cpu = self.cpu_station()
@@ -372,8 +372,7 @@ class TPCCSMP:
                 "inv_alpha": 1.0 / alpha[np.minimum(j, len(alpha)) - 1],
                 "cpu_memory": w.cpu_memory_visits[0], "disk_memory": w.disk_memory_visits[0],
                 "reads": w.reads[0], "writes": w.writes[0], "bus_of_disk": self.bus_of_disk(),
-                "n_buses": v["io_buses"], "times": self._times(),
-                "mode": DISK_PARALLELISM.index(v["io.disk_parallelism"]), "tol": v["solver.tol"]}
+                "n_buses": v["io_buses"]}
 
     def _solve_single(self) -> ModelSolution:
         """MVA over n = 1..N as in section 3.2, the contention fixed point solved at each n
@@ -407,9 +406,9 @@ class TPCCSMP:
         values_list, keys = [], []
         for case in cases:
             values = dict(base)
-            keys.append(tuple((n, _hashable(v)) for n, v in case.items() if n not in TIME_KEYS))
+            keys.append(tuple((n, hashable(v)) for n, v in case.items() if n not in TIME_KEYS))
             for name, value in case.items():
-                key = (name, _hashable(value))
+                key = (name, hashable(value))
                 if key not in checked:
                     if name not in by_name:
                         resolve_values(PARAMETERS, {name: value})          # raises: unknown name
@@ -424,7 +423,7 @@ class TPCCSMP:
         others = [i for i in range(len(values_list)) if values_list[i]["model.classes"] != "single"]
         for i in others:
             sol = cls(values_list[i]).solve()
-            frames.append(pd.DataFrame([{**flatten_outputs(sol.outputs), "converged": sol.converged}], index=[i]))
+            frames.append(pd.DataFrame([{**flatten(sol.outputs), "converged": sol.converged}], index=[i]))
         frame = pd.concat(frames) if len(frames) > 1 else frames[0]
         return frame.sort_index().reset_index(drop=True)
 
@@ -516,10 +515,6 @@ CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sy
                             "memory_bus.request_latency", "memory_bus.reply_latency")
 
 
-def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
-
-
 @lru_cache(maxsize=4096)
 def _per_type_cached(key) -> _Workload:
     # sweeps mostly vary times, not the workload: build its arrays once per distinct workload
@@ -576,7 +571,7 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
     shared = {}
     inputs = []
     for b, values in enumerate(values_list):
-        key = keys[b] if keys is not None else tuple(_hashable(values[k]) for k in values if k not in TIME_KEYS)
+        key = keys[b] if keys is not None else tuple(hashable(values[k]) for k in values if k not in TIME_KEYS)
         entry = shared.get(key)
         if entry is None:
             entry = shared[key] = TPCCSMP._trusted(values)._kernel_inputs()
@@ -597,13 +592,12 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
     times = _times_matrix(values_list)
     mode = np.array([DISK_PARALLELISM.index(v["io.disk_parallelism"]) for v in values_list], dtype=np.int64)
     tol = np.array([v["solver.tol"] for v in values_list])
-    terminals, think = column("terminals", np.int64), column("think")
+    terminals, think, n_buses = column("terminals", np.int64), column("think"), column("n_buses", np.int64)
     # many cases: every core (its first use compiles for about 10 s); a few: one thread
     kernel = _kernels.solve_batch_parallel if count >= PARALLEL_FROM else _kernels.solve_batch
     out, util, demand, lowest = kernel(
         terminals, think, column("cpu_demand"), inv_alpha, column("cpu_memory"), column("disk_memory"),
-        reads, writes, n_disks, bus, column("n_buses", np.int64), times, mode, tol, MAX_ROOT_ITERATIONS)
-    n_buses = column("n_buses", np.int64)
+        reads, writes, n_disks, bus, n_buses, times, mode, tol, MAX_ROOT_ITERATIONS)
     max_buses = util.shape[1] - 3 - max_d
     x = out[:, 0]
     new_order = np.array([v["workload.mix"][0] for v in values_list])
