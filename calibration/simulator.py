@@ -1,0 +1,485 @@
+"""The trace-driven shared-bus multiprocessor simulator (seed 000 §4).
+
+:func:`simulate` runs a :class:`~calibration.workload.Workload` on P processors with
+private caches (size, block, associativity; LRU; write-back; write-allocate) kept
+coherent by MESI, AMSD or PSCR (:mod:`calibration.protocols`) over a shared bus with
+seed 000 Table 4 costs, schedules processes in time slices (random or cache-affinity),
+translates virtual to physical pages, and classifies every miss and coherence
+transaction (COHERENCE_SPEC §5).  It returns a :class:`SimulationResult`: miss rate and
+breakdown, coherence transactions per 100 references, bus and processor utilisation and
+the global system power GSP = sum of processor utilisations (seed 000 §4).
+
+The hot loop is compiled (:mod:`calibration._simkernel`); traces are streamed through
+per-process buffers, so a run of any length uses bounded memory.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from . import _simkernel as K
+from .protocols import DIRTY, WRITABLE, protocol
+from .workload import Workload
+
+__all__ = ["SimulatorConfig", "SimulationResult", "simulate", "bus_costs", "CoherenceViolation",
+           "scalability"]
+
+BUFFER_REFERENCES = 1 << 16
+
+
+class CoherenceViolation(AssertionError):
+    """The checking mode saw a read of an old value or two writable copies."""
+
+
+def bus_costs(block: int) -> dict:
+    """Bus transaction costs in CPU cycles for a block of ``block`` bytes: seed 000
+    Table 4 (32-256 bytes), extended by its exact linear fit (memory-to-cache 64 + B/8,
+    cache-to-cache 8 + B/8, update-block 4 + B/8; COHERENCE_SPEC §1.3)."""
+    return {"cpu": 2, "memory_to_cache": 64 + block // 8, "cache_to_cache": 8 + block // 8,
+            "update_block": 4 + block // 8, "invalidate": 5, "write": 5}
+
+
+def _parse_size(text) -> int:
+    if isinstance(text, (int, np.integer)):
+        return int(text)
+    s = str(text).strip()
+    units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
+             "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
+    low = s.lower()
+    for suffix in sorted(units, key=len, reverse=True):
+        if low.endswith(suffix):
+            return int(float(low[: -len(suffix)]) * units[suffix])
+    return int(float(low))
+
+
+@dataclass(frozen=True)
+class SimulatorConfig:
+    """One machine.  Sizes in bytes (``cache`` also accepts ``"2MiB"``), times in CPU
+    cycles, ``time_slice`` in references (seed 000: about 200,000).
+
+    ``affinity`` is the cache-affinity scheduler's preference for a process that last
+    ran on the free processor, in time slices of waiting it is worth.  ``references``:
+    run length (default: the workload's).  ``check`` turns on the coherence checker.
+    ``costs`` overrides :func:`bus_costs` entries.
+    """
+
+    cpus: int = 8
+    cache: int = 2 << 20
+    block: int = 128
+    assoc: int = 2
+    protocol: str = "mesi"
+    scheduler: str = "random"
+    time_slice: int = 200_000
+    data_only: bool = False
+    word: int = 4
+    references: int | None = None
+    seed: int = 1
+    affinity: float = 1.0
+    check: bool = False
+    costs: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "cache", _parse_size(self.cache))
+        object.__setattr__(self, "block", _parse_size(self.block))
+        object.__setattr__(self, "protocol", str(self.protocol).lower())
+        object.__setattr__(self, "scheduler", str(self.scheduler).lower())
+        for name in ("cpus", "assoc", "time_slice", "word"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ModelError(name, f"must be a positive integer, got {v!r}")
+        if self.block < 4 or self.block > 4096 or self.block & (self.block - 1):
+            raise ModelError("block", f"must be a power of two from 4 to 4096 bytes, got {self.block}")
+        if self.word & (self.word - 1) or self.word > self.block:
+            raise ModelError("word", f"must be a power of two no larger than the block, got {self.word}")
+        if self.block // self.word > 64:
+            raise ModelError("word", f"a block may hold at most 64 words ({self.block} / {self.word} = "
+                                     f"{self.block // self.word}); use a larger word")
+        if self.cache < self.block * self.assoc or self.cache % (self.block * self.assoc):
+            raise ModelError("cache", f"{self.cache} bytes is not a whole number of sets of {self.assoc} x "
+                                      f"{self.block}-byte blocks")
+        protocol(self.protocol)
+        if self.scheduler not in ("random", "affinity"):
+            raise ModelError("scheduler", f"unknown scheduler {self.scheduler!r}; choose random or affinity")
+        if self.references is not None and (not isinstance(self.references, (int, np.integer))
+                                            or self.references < 1):
+            raise ModelError("references", f"must be a positive integer, got {self.references!r}")
+        if self.affinity < 0:
+            raise ModelError("affinity", "must be non-negative")
+        bad = set(self.costs) - set(bus_costs(32))
+        if bad:
+            raise ModelError("costs", f"unknown cost(s) {', '.join(sorted(bad))}; known: "
+                                      f"{', '.join(bus_costs(32))}")
+
+    @property
+    def sets(self) -> int:
+        return self.cache // (self.block * self.assoc)
+
+    def cost_vector(self) -> np.ndarray:
+        c = {**bus_costs(self.block), **self.costs}
+        return np.array([c["cpu"], c["memory_to_cache"], c["cache_to_cache"], c["update_block"], c["invalidate"],
+                         c["write"]], dtype=np.int64)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["costs"] = {**bus_costs(self.block), **self.costs}
+        return d
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Counts and timing of one run; :meth:`to_dict` gives the JSON of ``mva simulate``.
+
+    ``counts``: the kernel's counters by name; ``processor_cycles``: total simulated
+    cycles T; ``busy`` / ``stall`` per processor (cycles); ``bus_busy`` (cycles).
+    """
+
+    workload: str
+    config: SimulatorConfig
+    counts: dict
+    cycles: int
+    busy: np.ndarray
+    stall: np.ndarray
+    references_by_cpu: np.ndarray
+    bus_busy: int
+    blocks: int
+    seconds: float
+
+    @property
+    def references(self) -> int:
+        return int(sum(v for k, v in self.counts.items() if k.startswith("refs.")))
+
+    def misses_by_kind(self, kernel: bool | None = None) -> dict:
+        out = {}
+        for kind in K.MISS_KINDS:
+            u, k = self.counts[f"miss.{kind}.user"], self.counts[f"miss.{kind}.kernel"]
+            out[kind] = u + k if kernel is None else (k if kernel else u)
+        return out
+
+    @property
+    def misses(self) -> int:
+        return int(sum(self.misses_by_kind().values()))
+
+    @property
+    def processor_utilization(self) -> np.ndarray:
+        """U_i = (T - T_delay,i) / T, with idle time counted as not useful (seed 000 §4)."""
+        return self.busy / max(self.cycles, 1)
+
+    @property
+    def gsp(self) -> float:
+        """Global system power: the sum of processor utilisations (seed 000 §4)."""
+        return float(self.processor_utilization.sum())
+
+    @property
+    def bus_utilization(self) -> float:
+        return self.bus_busy / max(self.cycles, 1)
+
+    def coherence(self) -> dict:
+        """Coherence transactions by type and class and user/kernel (counts)."""
+        out = {}
+        for t in K.COH_TYPES:
+            for c in K.COH_CLASSES:
+                for uk in ("user", "kernel"):
+                    out[(t, c, uk)] = self.counts[f"coherence.{t}.{c}.{uk}"]
+        return out
+
+    def to_dict(self) -> dict:
+        refs = max(self.references, 1)
+        kinds = self.misses_by_kind()
+        other = kinds["cold"] + kinds["context_switch"] + kinds["replacement"] + kinds["selective_reload"]
+        coh = self.coherence()
+        per100 = lambda n: 100.0 * n / refs  # noqa: E731
+        by_type = {t: per100(sum(v for (tt, _, _), v in coh.items() if tt == t)) for t in K.COH_TYPES}
+        by_class = {c: per100(sum(v for (_, cc, _), v in coh.items() if cc == c)) for c in K.COH_CLASSES}
+        by_uk = {uk: per100(sum(v for (_, _, u), v in coh.items() if u == uk)) for uk in ("user", "kernel")}
+        bus = {name: self.counts[f"bus.{name}"] for name in ("read_block_memory", "read_block_cache",
+                                                              "read_invalidate_memory", "read_invalidate_cache",
+                                                              "invalidate", "write", "update_block")}
+        return {
+            "workload": self.workload,
+            "config": self.config.to_dict(),
+            "references": self.references,
+            "misses": self.misses,
+            "miss_rate": self.misses / refs,
+            "misses_by_kind": {"other": other, "true_sharing": kinds["true_sharing"],
+                               "false_sharing": kinds["false_sharing"],
+                               "passive_sharing": kinds["passive_sharing"]},
+            "other_misses": {k: kinds[k] for k in ("cold", "context_switch", "replacement", "selective_reload")},
+            "misses_user": self.misses_by_kind(kernel=False),
+            "misses_kernel": self.misses_by_kind(kernel=True),
+            "coherence_transactions_per_100_refs": {"total": sum(by_type.values()), "by_type": by_type,
+                                                    "by_class": by_class, "by_mode": by_uk},
+            "bus_transactions": bus,
+            "bus_utilization": self.bus_utilization,
+            "processor_utilization": [float(u) for u in self.processor_utilization],
+            "gsp": self.gsp,
+            "cycles": self.cycles,
+            "migrations": self.counts["migrations"],
+            "dispatches": self.counts["dispatches"],
+            "blocks": self.blocks,
+            "references_by_access": {a: self.counts[f"refs.{a}.user"] + self.counts[f"refs.{a}.kernel"]
+                                     for a in ("ifetch", "load", "store")},
+            "kernel_references": sum(self.counts[f"refs.{a}.kernel"] for a in ("ifetch", "load", "store")),
+            "seconds": self.seconds,
+        }
+
+
+def _counter_names():
+    names = [None] * K.N_COUNTERS
+    for a, access in enumerate(("ifetch", "load", "store")):
+        for k, uk in enumerate(("user", "kernel")):
+            names[K.C_REFS + 2 * a + k] = f"refs.{access}.{uk}"
+    for m, kind in enumerate(K.MISS_KINDS):
+        for k, uk in enumerate(("user", "kernel")):
+            names[K.C_MISS + 2 * m + k] = f"miss.{kind}.{uk}"
+    for t, typ in enumerate(K.COH_TYPES):
+        for c, cls in enumerate(K.COH_CLASSES):
+            for k, uk in enumerate(("user", "kernel")):
+                names[K.C_COH + 2 * (3 * t + c) + k] = f"coherence.{typ}.{cls}.{uk}"
+    for idx, name in ((K.C_RB_MEM, "bus.read_block_memory"), (K.C_RB_C2C, "bus.read_block_cache"),
+                      (K.C_RIB_MEM, "bus.read_invalidate_memory"), (K.C_RIB_C2C, "bus.read_invalidate_cache"),
+                      (K.C_INV, "bus.invalidate"), (K.C_WR, "bus.write"), (K.C_UB, "bus.update_block"),
+                      (K.C_MIGRATIONS, "migrations"), (K.C_DISPATCHES, "dispatches"), (K.C_PENDING, "pending"),
+                      (K.C_HITS, "hits")):
+        names[idx] = name
+    assert None not in names
+    return names
+
+
+COUNTER_NAMES = _counter_names()
+
+
+class _Machine:
+    """All arrays of one run (grown as new blocks appear)."""
+
+    def __init__(self, workload: Workload, cfg: SimulatorConfig):
+        self.wl = workload
+        self.cfg = cfg
+        self.proto = protocol(cfg.protocol)
+        P = cfg.cpus
+        n_proc = len(workload.processes)
+        lines = cfg.sets * cfg.assoc
+        self.words = cfg.block // cfg.word
+        self.line_block = np.full((P, lines), -1, dtype=np.int32)
+        self.line_state = np.zeros((P, lines), dtype=np.int8)
+        self.line_inv = np.zeros((P, lines), dtype=np.int8)
+        self.line_stamp = np.zeros((P, lines), dtype=np.int64)
+        self.cap = 0
+        self.nblocks = 0
+        self.counts_map = np.zeros(2, dtype=np.int64)       # blocks, pages
+        self.tables = {}
+        for t in ("blk", "pg"):
+            self.tables[t] = (np.zeros(1 << 16, np.int64), np.zeros(1 << 16, np.uint64), np.full(1 << 16, -1, np.int32))
+        self.per_block = {}
+        self._grow(1 << 14)
+        self.buf_block = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.int32)
+        self.buf_info = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.uint16)
+        self.buf_len = np.zeros(n_proc, dtype=np.int64)
+        self.cursor = np.zeros(n_proc, dtype=np.int64)
+        self.clock = np.zeros(P, dtype=np.int64)
+        self.running = np.full(P, -1, dtype=np.int64)
+        self.slice_left = np.zeros(P, dtype=np.int64)
+        self.busy = np.zeros(P, dtype=np.int64)
+        self.stall = np.zeros(P, dtype=np.int64)
+        self.refs_by_cpu = np.zeros(P, dtype=np.int64)
+        self.store_buffer = np.zeros((P, 2), dtype=np.int64)
+        self.ready = np.ones(n_proc, dtype=np.uint8)
+        self.ready_since = np.zeros(n_proc, dtype=np.int64)
+        self.last_cpu = np.full(n_proc, -1, dtype=np.int64)
+        self.cur_slice = np.zeros(n_proc, dtype=np.int32)
+        self.rng = np.array([((cfg.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) | 1], dtype=np.uint64)
+        self.glob = np.zeros(K.N_GLOBALS, dtype=np.int64)
+        self.counts = np.zeros(K.N_COUNTERS, dtype=np.int64)
+        self.costs = cfg.cost_vector()
+        self.page_seed = np.uint64((cfg.seed * 0xD1B54A32D192ED03) & 0xFFFFFFFFFFFFFFFF)
+        self.ranges = [workload.ranges_for(pid) for pid in range(n_proc)]
+        self.kernel_ranges = [workload.kernel_ranges_for(pid) for pid in range(n_proc)]
+
+    def _grow(self, need):
+        """Make room for ``need`` blocks (per-block arrays and hash tables)."""
+        P = self.cfg.cpus
+        n_proc = len(self.wl.processes)
+        if need > self.cap:
+            cap = max(need, 2 * self.cap)
+            spec = {"set_of": ((cap,), np.int32, 0), "owner": ((cap,), np.int32, -1),
+                    "is_kernel": ((cap,), np.uint8, 0), "is_code": ((cap,), np.uint8, 0),
+                    "where": ((cap, P), np.int32, -1), "newv": ((cap, P), np.uint64, 0),
+                    "used": ((cap, P), np.uint64, 0), "pending": ((cap, P), np.uint8, 0),
+                    "last_slice": ((cap, n_proc), np.int32, -1)}
+            if self.cfg.check:
+                spec.update({"ver_global": ((cap, self.words), np.int64, 0),
+                             "ver_mem": ((cap, self.words), np.int64, 0),
+                             "ver_copy": ((cap, P, self.words), np.int64, 0)})
+            for name, (shape, dtype, fill) in spec.items():
+                new = np.full(shape, fill, dtype=dtype)
+                old = self.per_block.get(name)
+                if old is not None:
+                    new[: old.shape[0]] = old
+                self.per_block[name] = new
+            if not self.cfg.check:
+                for name in ("ver_global", "ver_mem"):
+                    self.per_block[name] = np.zeros((1, 1), np.int64)
+                self.per_block["ver_copy"] = np.zeros((1, 1, 1), np.int64)
+            self.cap = cap
+        for t, count in (("blk", need), ("pg", need)):
+            tag, key, val = self.tables[t]
+            if 2 * count > val.shape[0]:
+                size = 1 << int(math.ceil(math.log2(4 * count)))
+                nt, nk, nv = np.zeros(size, np.int64), np.zeros(size, np.uint64), np.full(size, -1, np.int32)
+                K.rehash(tag, key, val, nt, nk, nv)
+                self.tables[t] = (nt, nk, nv)
+
+    def map_into(self, pid, chunk, row_start):
+        """Map raw references into process ``pid``'s buffer from ``row_start``; returns
+        (raw references consumed, block references written)."""
+        cfg = self.cfg
+        lb = int(math.log2(cfg.block))
+        m = K.count_blocks(chunk.op, chunk.addr, chunk.size, lb, cfg.data_only)
+        self._grow(int(self.counts_map[0]) + m + 1)
+        kernel = chunk.kernel
+        for lo, hi in self.kernel_ranges[pid]:
+            kernel = kernel | ((chunk.addr >= np.uint64(lo)) & (chunk.addr < np.uint64(hi)))
+        rs, re_, rt = self.ranges[pid]
+        bt, bk, bv = self.tables["blk"]
+        pt, pk, pv = self.tables["pg"]
+        pb = self.per_block
+        consumed, written = K.map_chunk(
+            chunk.op, chunk.addr, chunk.size, kernel, pid, rs, re_, rt, bt, bk, bv, pt, pk, pv, self.counts_map,
+            pb["set_of"], pb["owner"], pb["is_kernel"], pb["is_code"], lb, int(math.log2(cfg.word)), cfg.sets,
+            self.page_seed, cfg.data_only, self.buf_block[pid, row_start:], self.buf_info[pid, row_start:])
+        return consumed, written
+
+    def run(self, budget):
+        pb = self.per_block
+        pr = self.proto
+        cfg = self.cfg
+        return K.run(budget, self.buf_block, self.buf_info, self.buf_len, self.cursor,
+                     pb["set_of"], pb["owner"], pb["is_kernel"], pb["is_code"],
+                     self.line_block, self.line_state, self.line_inv, self.line_stamp, pb["where"], pb["newv"],
+                     pb["used"], pb["pending"], pb["last_slice"],
+                     self.clock, self.running, self.slice_left, self.busy, self.stall, self.refs_by_cpu,
+                     self.store_buffer, self.ready, self.ready_since, self.last_cpu, self.cur_slice,
+                     pr.proc_txn, pr.proc_next, pr.snoop_next, pr.snoop_resp, pr.snoop_supply, pr.snoop_memupd,
+                     pr.snoop_invkind, pr.uses_private_line, cfg.assoc, self.costs,
+                     0 if cfg.scheduler == "random" else 1, cfg.time_slice, float(cfg.affinity), self.rng,
+                     self.glob, self.counts, cfg.check, pb["ver_global"], pb["ver_mem"], pb["ver_copy"],
+                     WRITABLE, DIRTY)
+
+    def dispatch_all(self):
+        for p in range(self.cfg.cpus):
+            K._dispatch(p, 0, self.running, self.ready, self.ready_since, self.last_cpu, self.cur_slice,
+                        self.slice_left, 0 if self.cfg.scheduler == "random" else 1, self.cfg.time_slice, 0,
+                        self.rng, self.glob, self.counts)
+
+
+def simulate(workload: Workload, config: SimulatorConfig | None = None, progress: bool = False,
+             **options) -> SimulationResult:
+    """Run ``workload`` on the machine ``config`` (or ``SimulatorConfig(**options)``).
+
+    The run lasts ``config.references`` block references (default: the workload's
+    length); processes whose trace ends start it again.  A one-process workload of
+    unknown length runs to the end of its trace.  Raises :class:`CoherenceViolation` in
+    checking mode if the protocol ever lets a read see an old value.
+    """
+    import time
+
+    from tqdm.auto import tqdm
+
+    cfg = replace(config, **options) if config is not None else SimulatorConfig(**options)
+    started = time.perf_counter()
+    n_proc = len(workload.processes)
+    budget = cfg.references if cfg.references is not None else workload.references
+    to_end = budget is None
+    if to_end and n_proc > 1:
+        raise ModelError("references", "required: the workload's traces have no known length")
+    if to_end:
+        budget = np.iinfo(np.int64).max
+    m = _Machine(workload, cfg)
+    sources = [p.open() for p in workload.processes]
+    leftovers = [None] * n_proc
+    empty_reopens = [0] * n_proc
+
+    def refill(pid) -> bool:
+        """Fill ``pid``'s buffer; False when a run-to-end trace is exhausted."""
+        filled = 0
+        while filled < BUFFER_REFERENCES - 64:
+            chunk = leftovers[pid]
+            leftovers[pid] = None
+            if chunk is None:
+                chunk = next(sources[pid], None)
+                if chunk is None:
+                    if to_end or empty_reopens[pid] > 1:
+                        if to_end:
+                            break
+                        raise ModelError(f"process[{workload.processes[pid].name}]", "trace holds no references")
+                    sources[pid] = workload.processes[pid].open()
+                    empty_reopens[pid] += 1
+                    continue
+                empty_reopens[pid] = 0
+                if len(chunk) > BUFFER_REFERENCES:
+                    leftovers[pid] = chunk.slice(BUFFER_REFERENCES)
+                    chunk = chunk.slice(0, BUFFER_REFERENCES)
+            consumed, written = m.map_into(pid, chunk, filled)
+            filled += written
+            if consumed < len(chunk):
+                rest = chunk.slice(consumed)
+                leftovers[pid] = rest if leftovers[pid] is None else type(chunk).concat([rest, leftovers[pid]])
+                break
+        m.buf_len[pid] = filled
+        m.cursor[pid] = 0
+        return filled > 0
+
+    for pid in range(n_proc):
+        refill(pid)
+    m.dispatch_all()
+    bar = tqdm(total=None if to_end else budget, disable=not progress, unit="ref", unit_scale=True,
+               desc=f"{workload.name} {cfg.protocol} x{cfg.cpus}", leave=False)
+    shown = 0
+    try:
+        while True:
+            status = m.run(budget)
+            bar.update(int(m.glob[K.G_REFS]) - shown)
+            shown = int(m.glob[K.G_REFS])
+            if status == K.RUN_DONE:
+                break
+            if status == K.RUN_REFILL:
+                if not refill(int(m.glob[K.G_OUT])):
+                    break
+                continue
+            what = "a read saw an old value" if status == K.RUN_STALE_READ else \
+                "a copy writable without a bus transaction coexists with another valid copy"
+            raise CoherenceViolation(f"{cfg.protocol}: {what} at reference {int(m.glob[K.G_ERROR_REF])}")
+    finally:
+        bar.close()
+    counts = dict(zip(COUNTER_NAMES, (int(c) for c in m.counts)))
+    # lifetimes still open at the end: their invalidation misses were false sharing
+    nb = int(m.counts_map[0])
+    open_pending = m.per_block["pending"][:nb].astype(bool)
+    kern = m.per_block["is_kernel"][:nb].astype(bool)
+    counts["miss.false_sharing.user"] += int(open_pending[~kern].sum())
+    counts["miss.false_sharing.kernel"] += int(open_pending[kern].sum())
+    counts["pending"] = 0
+    cycles = int(m.clock.max())
+    return SimulationResult(workload.name, cfg, counts, cycles, m.busy.copy(), m.stall.copy(),
+                            m.refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
+
+
+def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):
+    """The processor count N where GSP stops growing by at least ``threshold`` per added
+    processor: the smallest N with GSP(N+1) - GSP(N) < threshold (seed 000 §4, §5.2.2).
+
+    ``run(n)`` returns the GSP with n processors.  Evaluates n = start, start+1, ...
+    (no interpolation); returns (N, {n: GSP}) or (None, ...) if the limit is reached.
+    """
+    gsp = {}
+    n = start
+    gsp[n] = run(n)
+    while n < limit:
+        gsp[n + 1] = run(n + 1)
+        if gsp[n + 1] - gsp[n] < threshold:
+            return n, gsp
+        n += 1
+    return None, gsp

@@ -1,0 +1,366 @@
+"""Synthetic multi-process workloads with requested statistics (seed 000 Tables 1-3).
+
+A request gives what seed 000's Tables 1-3 give (processes, distinct 32-byte blocks,
+code/data shares, data-write share, shared blocks, shared-data access and write shares)
+plus the kernel share that the paper does not tabulate.  The generator builds every
+process from regions and streams (our reconstruction, marked [REC] in
+``shared/design/COHERENCE_SPEC.md`` §9):
+
+* code: a program counter that runs sequentially (4-byte instructions) and jumps with
+  probability ``jump`` to a target drawn from a power law over the region (hot code at
+  low addresses); one code region per application, shared by its processes;
+* private data, the application's shared segment, kernel data: a word drawn either
+  next to the previous one (spatial locality, probability ``sequential``) or from a
+  power law over the region; hot blocks of the kernel's common data are written at
+  random words by every process, which is where false sharing comes from;
+* a scan pointer per stream visits the region's blocks in order at the rate that covers
+  the whole region once over the run, so the distinct-block count is the one asked for;
+* kernel activity comes in bursts (system calls) of mean ``kernel_burst`` references,
+  in kernel code, the kernel's common data and a per-process kernel area (kernel stack,
+  u-area).
+
+The mix of fetches, loads, stores and shared references is drawn per reference with
+the requested probabilities, so measured shares match the request to sampling error.
+Every process is a re-openable stream produced chunk by chunk (bounded memory).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numba import njit
+
+from mva.errors import ModelError
+
+from .traces import CHUNK_REFERENCES, Chunk
+from .workload import Process, SharedRange, Workload
+
+__all__ = ["Request", "Application", "PRESETS", "generate", "preset_request"]
+
+UNIT = 32                       # the block size of seed 000's statistics (bytes)
+CODE_BASE = 0x0040_0000
+PRIVATE_BASE = 0x1000_0000
+SHARED_BASE = 0x4000_0000
+KERNEL_CODE_BASE = 0xC000_0000
+KERNEL_DATA_BASE = 0xD000_0000
+
+
+@dataclass(frozen=True)
+class Application:
+    """``count`` processes of one program: ``footprint`` = its distinct 32-byte blocks
+    (Tables 1-2; all its processes together), ``shares_data`` = it has a shared segment."""
+
+    name: str
+    count: int
+    footprint: int
+    shares_data: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    """Requested statistics (fractions of all references, blocks of 32 bytes) and the
+    generator's locality knobs.  ``shared_blocks`` are user data blocks referenced by
+    two or more processes; ``kernel`` is the share of operating-system references."""
+
+    name: str
+    applications: tuple
+    distinct_blocks: int
+    code: float
+    data_write: float
+    shared_blocks: int = 0
+    shared_access: float = 0.0
+    shared_write: float = 0.0
+    kernel: float = 0.0
+    references: int = 26_000_000
+    kernel_footprint: float = 0.2       # share of the distinct blocks in kernel space [REC]
+    code_footprint: float = 0.3         # share of an application's blocks that are code [REC]
+    kernel_hot_blocks: int = 64         # kernel common data written by everyone [REC]
+    kernel_burst: float = 400.0
+    jump: float = 0.15
+    sequential: float = 0.5
+    skew: float = 3.0                   # power-law exponent: rank = n * u**skew [REC]
+    seed: int = 1
+    description: str = ""
+
+    @property
+    def processes(self) -> int:
+        return sum(a.count for a in self.applications)
+
+    def check(self):
+        for name in ("code", "data_write", "shared_access", "shared_write", "kernel"):
+            v = getattr(self, name)
+            if not 0.0 <= v < 1.0:
+                raise ModelError(f"request.{name}", f"must be a fraction in [0, 1), got {v}")
+        if self.code + self.data_write >= 1.0:
+            raise ModelError("request.data_write", "code and data-write shares leave no loads")
+        if self.shared_write > self.shared_access:
+            raise ModelError("request.shared_write", "cannot exceed shared_access")
+        if self.shared_access > (1 - self.code) * (1 - self.kernel) * self._sharing_share():
+            raise ModelError("request.shared_access", "more shared references than the sharing processes' "
+                                                      "user data references")
+        if self.references < self.processes:
+            raise ModelError("request.references", "fewer references than processes")
+        if self.distinct_blocks < 8 * self.processes:
+            raise ModelError("request.distinct_blocks", "too small for the number of processes")
+
+    def _sharing_share(self):
+        sharing = sum(a.count for a in self.applications if a.shares_data)
+        return sharing / self.processes
+
+
+# Seed 000 Table 1 (single-process utilities) and Tables 2-3 (workloads), 32-byte blocks.
+_UTILITIES = {  # distinct blocks, code %, data %, data write %
+    "awk": (9876, 76.23, 23.77, 8.83),
+    "cp": (5432, 77.21, 22.79, 8.88),
+    "gzip": (7123, 82.32, 17.68, 2.77),
+    "rm": (2655, 86.18, 13.82, 2.11),
+    "ls": (5860, 80.23, 19.77, 5.79),
+}
+
+
+def _workload_request(name, apps, row, kernel=0.15, description=""):
+    processes, distinct, code, data, write, shared_blocks, shared_access, shared_write = row
+    return Request(name, tuple(apps), distinct, code / 100, write / 100, shared_blocks, shared_access / 100,
+                   shared_write / 100, kernel=kernel, description=description)
+
+
+def _utility_apps():
+    return [Application(u, 1, v[0]) for u, v in _UTILITIES.items()]
+
+
+PRESETS = {
+    "ec-server": _workload_request(
+        "ec-server", [Application("apache", 13, 34311, True), Application("postgresql", 8, 24141, True)]
+        + _utility_apps(), (26, 112183, 75.49, 24.51, 7.39, 6101, 1.68, 0.54),
+        description="seed 000 EC-server: 13 Apache + 8 PostgreSQL + 5 UNIX utilities (Table 3)"),
+    "db": _workload_request(
+        "db", [Application("postgresql", 21, 259023, True)] + _utility_apps(),
+        (26, 330279, 74.59, 25.41, 9.15, 10516, 1.77, 0.53),
+        description="seed 000 DB: 21 PostgreSQL + 5 UNIX utilities (Table 3)"),
+    "web-server": _workload_request(
+        "web-server", [Application("apache", 26, 72550, True)], (26, 72550, 73.94, 26.06, 6.92, 1108, 1.54, 0.49),
+        description="seed 000 Web-server: 26 Apache processes (Table 3)"),
+}
+for _u, (_blocks, _code, _data, _write) in _UTILITIES.items():
+    PRESETS[_u] = Request(_u, (Application(_u, 1, _blocks),), _blocks, _code / 100, _write / 100,
+                          references=2_000_000, kernel_footprint=0.0,
+                          description=f"seed 000 Table 1: {_u} alone (user references only)")
+
+
+def preset_request(name: str, **overrides) -> Request:
+    """The request of a preset with fields replaced (e.g. ``references=2_000_000``)."""
+    try:
+        base = PRESETS[name.lower()]
+    except KeyError:
+        raise ModelError("workload", f"unknown preset {name!r}; presets: {', '.join(PRESETS)}") from None
+    bad = set(overrides) - set(Request.__dataclass_fields__)
+    if bad:
+        raise ModelError("preset option", f"unknown field(s) {', '.join(sorted(bad))}")
+    return replace(base, **overrides)
+
+
+# --- per-process parameters ----------------------------------------------------------
+# stream ids
+S_CODE, S_PRIVATE, S_SHARED, S_KCODE, S_KDATA, S_KPROC = range(6)
+N_STREAMS = 6
+# parameter vector (float64)
+(P_P_KERNEL_ENTER, P_KERNEL_BURST, P_CODE, P_SHARED, P_SHARED_WRITE, P_OTHER_WRITE, P_JUMP, P_SEQ, P_SKEW,
+ P_KHOT_SHARE, P_KPROC_SHARE) = range(11)
+N_PARAMS = 11
+
+
+@njit(cache=True)
+def _rand(state):
+    x = state[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    state[0] = x
+    return np.float64((x * np.uint64(2685821657736338717)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _generate(n, params, base, units, scan_rate, rng, pos, scan, mode, op, addr, size, kernel):
+    """``n`` references of one process.  ``base``/``units``: byte base and 32-byte units
+    of each stream's region; ``scan_rate``: probability that a reference of the stream is
+    the scan pointer's block; ``pos``: last byte address per stream; ``scan``: scan
+    pointer per stream; ``mode[0]``: kernel references left in the current burst."""
+    skew = params[P_SKEW]
+    for i in range(n):
+        in_kernel = mode[0] > 0
+        if in_kernel:
+            mode[0] -= 1
+        elif _rand(rng) < params[P_P_KERNEL_ENTER]:
+            mode[0] = np.int64(-params[P_KERNEL_BURST] * np.log(1.0 - _rand(rng))) + 1
+            in_kernel = True
+        kernel[i] = in_kernel
+        u = _rand(rng)
+        if u < params[P_CODE]:
+            s = S_KCODE if in_kernel else S_CODE
+            a = 0
+            size[i] = 4
+        else:
+            v = _rand(rng)
+            if in_kernel:
+                s = S_KPROC if v < params[P_KPROC_SHARE] else S_KDATA
+                write = _rand(rng) < params[P_OTHER_WRITE]
+            elif v < params[P_SHARED]:
+                s = S_SHARED
+                write = _rand(rng) < params[P_SHARED_WRITE]
+            else:
+                s = S_PRIVATE
+                write = _rand(rng) < params[P_OTHER_WRITE]
+            a = 2 if write else 1
+            size[i] = 4
+        op[i] = a
+        nunits = units[s]
+        # choose the address
+        r = _rand(rng)
+        if r < scan_rate[s]:
+            unit = scan[s]
+            scan[s] = (scan[s] + 1) % nunits
+            offset = np.int64(_rand(rng) * 8) * 4
+            pos[s] = base[s] + unit * 32 + offset
+        elif a == 0:
+            if _rand(rng) < params[P_JUMP] or pos[s] < base[s]:
+                unit = np.int64(nunits * _rand(rng) ** skew)
+                pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+            else:
+                pos[s] += 4
+                if pos[s] >= base[s] + nunits * 32:
+                    pos[s] = base[s]
+        elif s == S_KDATA and _rand(rng) < params[P_KHOT_SHARE]:
+            # kernel common data: hot blocks, any word (locks, counters, run queues)
+            unit = np.int64(min(64, nunits) * _rand(rng))
+            pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+        elif _rand(rng) < params[P_SEQ] and pos[s] >= base[s]:
+            pos[s] += 4
+            if pos[s] >= base[s] + nunits * 32:
+                pos[s] = base[s]
+        else:
+            unit = np.int64(nunits * _rand(rng) ** skew)
+            pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+        addr[i] = pos[s]
+
+
+@dataclass
+class _ProcessPlan:
+    name: str
+    params: np.ndarray
+    base: np.ndarray
+    units: np.ndarray
+    scan_rate: np.ndarray
+    scan_start: np.ndarray
+    references: int
+    seed: int
+
+
+def _stream(plan: _ProcessPlan, chunk: int):
+    rng = np.array([((plan.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) | 1], dtype=np.uint64)
+    pos = np.full(N_STREAMS, -1, dtype=np.int64)
+    scan = plan.scan_start.copy()
+    mode = np.zeros(1, dtype=np.int64)
+    done = 0
+    while done < plan.references:
+        n = min(chunk, plan.references - done)
+        op = np.empty(n, np.uint8)
+        addr = np.empty(n, np.int64)
+        size = np.empty(n, np.uint16)
+        kernel = np.empty(n, np.bool_)
+        _generate(n, plan.params, plan.base, plan.units, plan.scan_rate, rng, pos, scan, mode, op, addr, size,
+                  kernel)
+        done += n
+        yield Chunk(op, addr.astype(np.uint64), size, kernel)
+
+
+def _plans(req: Request):
+    """Per-process parameters from the request (see the module docstring)."""
+    req.check()
+    n_proc = req.processes
+    refs = req.references // n_proc
+    kernel_units = int(round(req.distinct_blocks * req.kernel_footprint)) if req.kernel > 0 else 0
+    kcode = max(kernel_units * 2 // 5, 1)
+    kproc = max(kernel_units // (5 * n_proc), 1)
+    kdata = max(kernel_units - kcode - kproc * n_proc, 1)
+    user_units = req.distinct_blocks - (kcode + kdata + kproc * n_proc if req.kernel > 0 else 0)
+    sharing = [a for a in req.applications if a.shares_data]
+    n_sharing = sum(a.count for a in sharing)
+    total_fp = sum(a.footprint for a in req.applications)
+    shared_units = {a.name: 0 for a in req.applications}
+    if sharing and req.shared_blocks:
+        fp_sharing = sum(a.footprint for a in sharing)
+        for a in sharing:
+            shared_units[a.name] = max(int(round(req.shared_blocks * a.footprint / fp_sharing)), 1)
+    p_kernel = req.kernel
+    user_data = (1 - req.code) * (1 - p_kernel)          # user data share of a process's references
+    # shared references come only from the sharing processes' user data
+    p_shared = req.shared_access * n_proc / n_sharing / user_data if n_sharing else 0.0
+    p_shared_write = req.shared_write / req.shared_access if req.shared_access else 0.0
+    plans = []
+    pid = 0
+    for app in req.applications:
+        app_units = user_units * app.footprint / total_fp
+        code_units = max(int(round(app_units * req.code_footprint)), 1)
+        private_units = max(int(round((app_units - code_units - shared_units[app.name]) / app.count)), 1)
+        for k in range(app.count):
+            params = np.zeros(N_PARAMS)
+            burst = req.kernel_burst
+            params[P_KERNEL_BURST] = burst
+            params[P_P_KERNEL_ENTER] = p_kernel / ((1 - p_kernel) * burst) if p_kernel > 0 else 0.0
+            params[P_CODE] = req.code
+            params[P_SHARED] = p_shared if app.shares_data else 0.0
+            params[P_SHARED_WRITE] = p_shared_write
+            params[P_OTHER_WRITE] = _other_write_probability(req)
+            params[P_JUMP] = req.jump
+            params[P_SEQ] = req.sequential
+            params[P_SKEW] = req.skew
+            params[P_KHOT_SHARE] = 0.3
+            params[P_KPROC_SHARE] = 0.3
+            units = np.array([code_units, private_units, max(shared_units[app.name], 1), kcode, kdata, kproc],
+                             dtype=np.int64)
+            base = np.array([CODE_BASE, PRIVATE_BASE, SHARED_BASE, KERNEL_CODE_BASE, KERNEL_DATA_BASE,
+                             KERNEL_DATA_BASE + (kdata + pid * kproc) * UNIT], dtype=np.int64)
+            # expected references of each stream over the run -> scan rate covering the region once
+            code_refs = refs * req.code
+            expected = np.array([code_refs * (1 - p_kernel), refs * user_data * (1 - params[P_SHARED]),
+                                 refs * user_data * params[P_SHARED], code_refs * p_kernel,
+                                 refs * (1 - req.code) * p_kernel * 0.7,
+                                 refs * (1 - req.code) * p_kernel * 0.3])
+            sharers = np.array([app.count, 1, app.count, n_proc, n_proc, 1], dtype=np.float64)
+            scan_rate = np.minimum(units / np.maximum(expected, 1.0) * np.where(sharers > 1, 1.0 / sharers, 1.0)
+                                   * np.where(np.arange(N_STREAMS) == S_SHARED, sharers, 1.0), 1.0)
+            member = np.array([k, 0, k, pid, pid, 0], dtype=np.float64)
+            scan_start = (units * member / np.maximum(sharers, 1)).astype(np.int64) % units
+            plans.append(_ProcessPlan(f"{app.name}-{k + 1}" if app.count > 1 else app.name, params, base, units,
+                                      scan_rate, scan_start, refs, req.seed * 1_000_003 + pid))
+            pid += 1
+    return plans
+
+
+def _other_write_probability(req: Request):
+    """Store probability of a non-shared data reference so the workload's data-write
+    share is ``req.data_write`` (shared stores are placed separately)."""
+    non_shared_data = (1 - req.code) - req.shared_access
+    return (req.data_write - req.shared_write) / non_shared_data
+
+
+def generate(name_or_request, chunk_references: int = CHUNK_REFERENCES, **overrides) -> Workload:
+    """A synthetic workload: a preset name (with optional field overrides such as
+    ``references=2_000_000`` or ``seed=3``) or a :class:`Request`."""
+    req = name_or_request if isinstance(name_or_request, Request) else preset_request(name_or_request, **overrides)
+    if isinstance(name_or_request, Request) and overrides:
+        req = replace(req, **overrides)
+    plans = _plans(req)
+    procs = tuple(Process(pl.name, (lambda pl=pl: _stream(pl, chunk_references)), pl.references) for pl in plans)
+    names = tuple(p.name for p in procs)
+    shared = []
+    for app in req.applications:
+        members = tuple(pl.name for pl in plans if pl.name == app.name or pl.name.startswith(app.name + "-"))
+        if app.count > 1:
+            shared.append(SharedRange(f"{app.name}.code", CODE_BASE, PRIVATE_BASE, members))
+            if app.shares_data:
+                shared.append(SharedRange(f"{app.name}.shm", SHARED_BASE, SHARED_BASE + (1 << 28), members))
+    if req.kernel > 0:
+        shared.append(SharedRange("kernel", KERNEL_CODE_BASE, KERNEL_DATA_BASE + (1 << 28), names, kernel=True))
+    return Workload(req.name, procs, tuple(shared), req.processes * (req.references // req.processes),
+                    req.description, meta={"request": req})

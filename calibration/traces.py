@@ -1,0 +1,364 @@
+"""Memory-reference traces: valgrind lackey text, Dinero ``din`` text and compact ``.npz``.
+
+Every reader is a generator of :class:`Chunk` objects (arrays of a bounded length), so a
+trace of any size is read with bounded memory; the text parsers are compiled (numba)
+and work on raw bytes.
+
+Formats
+-------
+lackey
+    ``valgrind --tool=lackey --trace-mem=yes --log-file=FILE prog``: lines
+    ``I  addr,size`` (instruction fetch), `` L addr,size`` (load), `` S addr,size``
+    (store), `` M addr,size`` (modify = a load then a store); addresses in hex; other
+    lines (valgrind's own ``==pid==`` messages) are skipped.
+din
+    Dinero's traditional format: ``label address`` per line, label 0 read, 1 write,
+    2 instruction fetch (3 unknown and 4 flush records are skipped); address in hex
+    without ``0x``; the rest of the line is ignored.  Every access is ``din_size`` bytes
+    (default 4).
+npz
+    arrays ``op`` (uint8: 0 instruction fetch, 1 load, 2 store), ``addr`` (uint64 byte
+    address), optional ``size`` (bytes, default 4) and optional ``kernel`` (bool).
+    Members are read in chunks straight from the zip file (stored or deflated).
+"""
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+from numba import njit
+
+from mva.errors import ModelError
+
+__all__ = ["Chunk", "TraceError", "read_trace", "read_lackey", "read_din", "read_npz", "write_npz",
+           "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE"]
+
+IFETCH, LOAD, STORE = 0, 1, 2
+FORMATS = ("lackey", "din", "npz")
+CHUNK_REFERENCES = 1 << 18
+_READ_BYTES = 8 << 20
+
+
+class TraceError(ModelError):
+    """A trace file that cannot be read (names the file and the problem)."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A run of references: ``op`` (uint8), ``addr`` (uint64 bytes), ``size`` (uint16 bytes),
+    ``kernel`` (bool, True for operating-system references)."""
+
+    op: np.ndarray
+    addr: np.ndarray
+    size: np.ndarray
+    kernel: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.op.shape[0])
+
+    def slice(self, start: int, stop: int | None = None) -> "Chunk":
+        return Chunk(self.op[start:stop], self.addr[start:stop], self.size[start:stop], self.kernel[start:stop])
+
+    @staticmethod
+    def concat(chunks) -> "Chunk":
+        chunks = list(chunks)
+        return Chunk(*(np.concatenate([getattr(c, f) for c in chunks]) for f in ("op", "addr", "size", "kernel")))
+
+
+def _chunk(op, addr, size, kernel=None) -> Chunk:
+    n = op.shape[0]
+    return Chunk(np.ascontiguousarray(op, dtype=np.uint8), np.ascontiguousarray(addr, dtype=np.uint64),
+                 np.ascontiguousarray(size, dtype=np.uint16),
+                 np.zeros(n, dtype=np.bool_) if kernel is None else np.ascontiguousarray(kernel, dtype=np.bool_))
+
+
+@njit(cache=True)
+def _hex_digit(c):
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 102:
+        return c - 87
+    if 65 <= c <= 70:
+        return c - 55
+    return -1
+
+
+@njit(cache=True)
+def _parse_lackey(buf, op, addr, size):
+    """Parse complete lines of ``buf``; returns (records, bytes consumed, malformed lines)."""
+    n = 0
+    pos = 0
+    bad = 0
+    end = buf.shape[0]
+    cap = op.shape[0]
+    while pos < end:
+        eol = pos
+        while eol < end and buf[eol] != 10:
+            eol += 1
+        if eol == end:
+            break                               # incomplete last line: keep for the next read
+        if n + 2 > cap:
+            break
+        kind = -1
+        j = pos
+        if eol - pos >= 3 and buf[pos] == 73 and buf[pos + 1] == 32:        # 'I '
+            kind = 0
+            j = pos + 1
+        elif eol - pos >= 3 and buf[pos] == 32:
+            ch = buf[pos + 1]
+            if ch == 76:
+                kind = 1                        # L
+            elif ch == 83:
+                kind = 2                        # S
+            elif ch == 77:
+                kind = 3                        # M
+            j = pos + 2
+        if kind >= 0:
+            while j < eol and buf[j] == 32:
+                j += 1
+            a = np.uint64(0)
+            digits = 0
+            while j < eol:
+                d = _hex_digit(buf[j])
+                if d < 0:
+                    break
+                a = a * np.uint64(16) + np.uint64(d)
+                digits += 1
+                j += 1
+            s = 0
+            if j < eol and buf[j] == 44 and digits > 0:
+                j += 1
+                while j < eol and 48 <= buf[j] <= 57:
+                    s = s * 10 + (buf[j] - 48)
+                    j += 1
+                if kind == 3:
+                    op[n] = 1
+                    addr[n] = a
+                    size[n] = s
+                    n += 1
+                    op[n] = 2
+                else:
+                    op[n] = kind
+                addr[n] = a
+                size[n] = s
+                n += 1
+            else:
+                bad += 1
+        pos = eol + 1
+    return n, pos, bad
+
+
+@njit(cache=True)
+def _parse_din(buf, op, addr):
+    """Parse complete ``label address`` lines; returns (records, bytes consumed, malformed)."""
+    n = 0
+    pos = 0
+    bad = 0
+    end = buf.shape[0]
+    cap = op.shape[0]
+    while pos < end:
+        eol = pos
+        while eol < end and buf[eol] != 10:
+            eol += 1
+        if eol == end or n + 1 > cap:
+            break
+        j = pos
+        while j < eol and (buf[j] == 32 or buf[j] == 9):
+            j += 1
+        if j < eol:
+            label = -1
+            if 48 <= buf[j] <= 57:
+                label = buf[j] - 48
+                j += 1
+            ok = label >= 0 and j < eol and (buf[j] == 32 or buf[j] == 9)
+            while j < eol and (buf[j] == 32 or buf[j] == 9):
+                j += 1
+            a = np.uint64(0)
+            digits = 0
+            while j < eol:
+                d = _hex_digit(buf[j])
+                if d < 0:
+                    break
+                a = a * np.uint64(16) + np.uint64(d)
+                digits += 1
+                j += 1
+            if ok and digits > 0 and label <= 2:
+                op[n] = 1 if label == 0 else (2 if label == 1 else 0)
+                addr[n] = a
+                n += 1
+            elif not (ok and digits > 0 and label <= 4):
+                bad += 1
+        pos = eol + 1
+    return n, pos, bad
+
+
+def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> Iterator[Chunk]:
+    op = np.empty(chunk_references + 2, dtype=np.uint8)
+    addr = np.empty(chunk_references + 2, dtype=np.uint64)
+    size = np.empty(chunk_references + 2, dtype=np.uint16)
+    carry = b""
+    line_errors = 0
+    with open(path, "rb") as fh:
+        while True:
+            data = fh.read(_READ_BYTES)
+            eof = not data
+            text = carry + data
+            if eof and text and not text.endswith(b"\n"):
+                text += b"\n"
+            buf = np.frombuffer(text, dtype=np.uint8)
+            pos = 0
+            while pos < buf.size:
+                if fmt == "lackey":
+                    n, used, bad = _parse_lackey(buf[pos:], op, addr, size)
+                else:
+                    n, used, bad = _parse_din(buf[pos:], op, addr)
+                    size[:n] = din_size
+                line_errors += bad
+                if n:
+                    yield _chunk(op[:n].copy(), addr[:n].copy(), size[:n].copy())
+                if used == 0:
+                    break
+                pos += used
+            carry = text[pos:]
+            if eof:
+                break
+    if line_errors:
+        import warnings
+
+        warnings.warn(f"{path}: skipped {line_errors} malformed {fmt} line(s)", stacklevel=2)
+
+
+def read_lackey(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
+    """Stream a valgrind lackey ``--trace-mem=yes`` log as chunks (M = load + store)."""
+    return _read_text(Path(path), "lackey", chunk_references, 0)
+
+
+def read_din(path, chunk_references: int = CHUNK_REFERENCES, din_size: int = 4) -> Iterator[Chunk]:
+    """Stream a Dinero ``din`` trace as chunks; every access is ``din_size`` bytes."""
+    return _read_text(Path(path), "din", chunk_references, din_size)
+
+
+def _read_header(fh, version):
+    """(shape, fortran_order, dtype) of an ``.npy`` stream positioned after its magic."""
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fh)
+    return np.lib.format.read_array_header_2_0(fh)
+
+
+def _npz_member(zf: zipfile.ZipFile, name: str):
+    info = next((i for i in zf.infolist() if i.filename in (name, name + ".npy")), None)
+    return info
+
+
+def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
+    """Stream an ``.npz`` trace (arrays ``op``, ``addr``, optional ``size``, ``kernel``)."""
+    path = Path(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceError(str(path), f"not a readable .npz trace ({exc})") from None
+    with zf:
+        members = {}
+        for name in ("op", "addr", "size", "kernel"):
+            info = _npz_member(zf, name)
+            if info is None:
+                if name in ("op", "addr"):
+                    raise TraceError(str(path), f"missing array {name!r} (an npz trace needs 'op' and 'addr')")
+                continue
+            fh = zf.open(info)
+            version = np.lib.format.read_magic(fh)
+            shape, fortran, dtype = _read_header(fh, version)
+            if len(shape) != 1:
+                raise TraceError(str(path), f"array {name!r} must be one-dimensional, has shape {shape}")
+            members[name] = (fh, dtype, shape[0])
+        n = members["op"][2]
+        for name, (_, _, length) in members.items():
+            if length != n:
+                raise TraceError(str(path), f"array {name!r} has {length} entries, 'op' has {n}")
+        done = 0
+        while done < n:
+            take = min(chunk_references, n - done)
+            cols = {}
+            for name, (fh, dtype, _) in members.items():
+                raw = fh.read(take * dtype.itemsize)
+                cols[name] = np.frombuffer(raw, dtype=dtype)
+            op = cols["op"]
+            if op.size and op.max() > 2:
+                raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load) or 2 (store)")
+            yield _chunk(op, cols["addr"], cols.get("size", np.full(take, 4, dtype=np.uint16)),
+                         cols.get("kernel"))
+            done += take
+
+
+def write_npz(path, chunks, compress: bool = True) -> int:
+    """Write chunks (an iterable of :class:`Chunk`) as an ``.npz`` trace; returns the
+    number of references.  Written in one pass through temporary ``.npy`` files, so
+    memory stays bounded."""
+    import tempfile
+
+    path = Path(path)
+    names = ("op", "addr", "size", "kernel")
+    dtypes = (np.uint8, np.uint64, np.uint16, np.bool_)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        raw = {n: open(Path(tmp) / f"{n}.bin", "wb") for n in names}
+        total = 0
+        try:
+            for c in chunks:
+                for n, dt in zip(names, dtypes):
+                    raw[n].write(np.ascontiguousarray(getattr(c, n), dtype=dt).tobytes())
+                total += len(c)
+        finally:
+            for fh in raw.values():
+                fh.close()
+        mode = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+        with zipfile.ZipFile(path, "w", mode) as zf:
+            for n, dt in zip(names, dtypes):
+                with zf.open(f"{n}.npy", "w", force_zip64=True) as out:
+                    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dt)), "fortran_order": False,
+                              "shape": (total,)}
+                    np.lib.format.write_array_header_1_0(out, header)
+                    with open(Path(tmp) / f"{n}.bin", "rb") as fh:
+                        while True:
+                            block = fh.read(_READ_BYTES)
+                            if not block:
+                                break
+                            out.write(block)
+    return total
+
+
+def detect_format(path) -> str:
+    """``npz``, ``lackey`` or ``din`` from the file's content (not its name)."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if head.startswith(b"PK"):
+        return "npz"
+    for line in head.splitlines():
+        if not line.strip() or line.startswith(b"=="):
+            continue
+        if line[:2] == b"I " or line[:2] in (b" L", b" S", b" M"):
+            return "lackey"
+        first = line.split()
+        if len(first) >= 2 and first[0].isdigit():
+            return "din"
+        break
+    raise TraceError(str(path), "unrecognised trace format (expected lackey, din or npz)")
+
+
+def read_trace(path, fmt: str | None = None, chunk_references: int = CHUNK_REFERENCES,
+               din_size: int = 4) -> Iterator[Chunk]:
+    """Stream any supported trace; ``fmt`` defaults to :func:`detect_format`."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(str(path), "no such trace file")
+    fmt = fmt or detect_format(path)
+    if fmt == "lackey":
+        return read_lackey(path, chunk_references)
+    if fmt == "din":
+        return read_din(path, chunk_references, din_size)
+    if fmt == "npz":
+        return read_npz(path, chunk_references)
+    raise TraceError("format", f"unknown trace format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -1,0 +1,194 @@
+"""Workloads: several process traces plus the address ranges they share.
+
+A workload is what the simulator runs: processes (each a re-openable stream of
+:class:`~calibration.traces.Chunk`) and *shared ranges* (address intervals shared between
+named processes, e.g. a database's shared-memory segment or kernel data).  An address
+outside every shared range of its process is **private** to that process, even when
+another process uses the same virtual address (as after ``fork``: copy-on-write
+look-alikes are everywhere in real multi-process traces).
+
+Manifest (TOML), paths relative to the manifest::
+
+    name = "two-greps"
+    [[process]]
+    name = "grep-1"
+    trace = "grep1.npz"          # lackey, din or npz; format detected from content
+    [[process]]
+    name = "grep-2"
+    trace = "grep2.lackey"
+    format = "lackey"            # optional
+    [[shared]]
+    name = "shm"
+    start = 0x40000000           # bytes, end exclusive
+    end = 0x40100000
+    processes = ["grep-1", "grep-2"]   # or "all"
+    kernel = false               # references in the range count as operating system
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from .traces import Chunk, TraceError, _read_header, read_trace
+
+__all__ = ["SharedRange", "Process", "Workload", "load_workload", "read_manifest", "trace_workload"]
+
+
+@dataclass(frozen=True)
+class SharedRange:
+    """Bytes ``[start, end)`` shared by ``processes`` (names); ``kernel`` marks operating
+    system data (references to it count as kernel references)."""
+
+    name: str
+    start: int
+    end: int
+    processes: tuple
+    kernel: bool = False
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process: ``open()`` returns a fresh iterator over its references (the simulator
+    reopens it when a run needs more references than the trace holds); ``length`` is the
+    number of references if known."""
+
+    name: str
+    open: Callable[[], Iterator[Chunk]]
+    length: int | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Processes and the ranges they share; ``default_references`` is the run length the
+    workload was made for (None: the sum of the trace lengths)."""
+
+    name: str
+    processes: tuple
+    shared: tuple = ()
+    default_references: int | None = None
+    description: str = ""
+    meta: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if not self.processes:
+            raise ModelError("process", "a workload needs at least one process")
+        names = [p.name for p in self.processes]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelError("process.name", f"duplicate process name(s): {', '.join(sorted(dup))}")
+        for r in self.shared:
+            if r.end <= r.start:
+                raise ModelError(f"shared[{r.name}]", f"end {r.end:#x} must be above start {r.start:#x}")
+            unknown = [n for n in r.processes if n not in names]
+            if unknown:
+                raise ModelError(f"shared[{r.name}].processes", f"unknown process(es): {', '.join(unknown)}")
+
+    def ranges_for(self, pid: int):
+        """Shared ranges of process ``pid`` as arrays (start, end, tag) for the kernels;
+        the tag of range ``r`` is ``len(processes) + r`` (process ids are the private tags)."""
+        name = self.processes[pid].name
+        rows = [(r.start, r.end, len(self.processes) + k) for k, r in enumerate(self.shared) if name in r.processes]
+        return (np.array([r[0] for r in rows], dtype=np.uint64), np.array([r[1] for r in rows], dtype=np.uint64),
+                np.array([r[2] for r in rows], dtype=np.int64))
+
+    def kernel_ranges_for(self, pid: int):
+        name = self.processes[pid].name
+        return [(r.start, r.end) for r in self.shared if r.kernel and name in r.processes]
+
+    @property
+    def references(self) -> int | None:
+        if self.default_references is not None:
+            return self.default_references
+        lengths = [p.length for p in self.processes]
+        return None if any(n is None for n in lengths) else int(sum(lengths))
+
+
+def _trace_length(path: Path, fmt: str | None) -> int | None:
+    if (fmt or "").lower() == "npz" or str(path).endswith(".npz"):
+        import zipfile
+
+        with zipfile.ZipFile(path) as zf:
+            name = "op.npy" if "op.npy" in zf.namelist() else "op"
+            with zf.open(name) as fh:
+                version = np.lib.format.read_magic(fh)
+                shape, _, _ = _read_header(fh, version)
+        return int(shape[0])
+    return None
+
+
+def trace_workload(path, fmt: str | None = None, name: str | None = None) -> Workload:
+    """A one-process workload from a single trace file."""
+    path = Path(path)
+    read_trace(path, fmt)   # checks existence and format now, not mid-run
+    return Workload(name or path.stem, (Process(path.stem, lambda: read_trace(path, fmt), _trace_length(path, fmt)),))
+
+
+def read_manifest(path) -> Workload:
+    """Load a workload manifest (TOML, see the module docstring)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ModelError(str(path), f"cannot read manifest ({exc})") from None
+    unknown = set(doc) - {"name", "process", "shared", "references", "description"}
+    if unknown:
+        raise ModelError(f"{path}", f"unknown key(s) {', '.join(sorted(unknown))}; expected name, process, "
+                                    "shared, references, description")
+    procs = []
+    for k, entry in enumerate(doc.get("process", [])):
+        where = f"process[{k}]"
+        if "trace" not in entry:
+            raise ModelError(f"{where}.trace", "missing (a lackey, din or npz file)")
+        trace = (path.parent / entry["trace"]).resolve()
+        fmt = entry.get("format")
+        if not trace.is_file():
+            raise ModelError(f"{where}.trace", f"no such file: {trace}")
+        try:
+            read_trace(trace, fmt)
+        except TraceError as exc:
+            raise ModelError(f"{where}.trace", exc.problem) from None
+        procs.append(Process(str(entry.get("name", trace.stem)),
+                             (lambda t=trace, f=fmt: read_trace(t, f)), _trace_length(trace, fmt)))
+    if not procs:
+        raise ModelError(f"{path}", "a manifest needs at least one [[process]] with a trace")
+    names = tuple(p.name for p in procs)
+    shared = []
+    for k, entry in enumerate(doc.get("shared", [])):
+        where = f"shared[{k}]"
+        for key in ("start", "end"):
+            if not isinstance(entry.get(key), int) or entry[key] < 0:
+                raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
+        members = entry.get("processes", "all")
+        members = names if members == "all" else tuple(members)
+        shared.append(SharedRange(str(entry.get("name", f"range{k}")), int(entry["start"]), int(entry["end"]),
+                                  members, bool(entry.get("kernel", False))))
+    refs = doc.get("references")
+    if refs is not None and (not isinstance(refs, int) or refs <= 0):
+        raise ModelError("references", "must be a positive integer")
+    return Workload(str(doc.get("name", path.stem)), tuple(procs), tuple(shared), refs,
+                    str(doc.get("description", "")))
+
+
+def load_workload(spec, **generator_options) -> Workload:
+    """A workload from a manifest (``.toml``), a single trace file (lackey, din, npz) or
+    a preset name of the synthetic generator (:data:`calibration.synthetic.PRESETS`)."""
+    from .synthetic import PRESETS, generate
+
+    text = str(spec)
+    path = Path(text)
+    if path.suffix == ".toml" and path.is_file():
+        return read_manifest(path)
+    if path.is_file():
+        return trace_workload(path)
+    if text.lower() in PRESETS:
+        return generate(text.lower(), **generator_options)
+    raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}")
