@@ -126,8 +126,8 @@ def count_blocks(op, addr, size, log_block, data_only):
 @njit(cache=True)
 def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
               blk_tag, blk_key, blk_val, pg_tag, pg_key, pg_val, counts,
-              set_of, owner, is_kernel, is_code, log_block, log_word, n_sets, page_seed, data_only,
-              out_block, out_info):
+              set_of, owner, is_kernel, is_code, log_block, log_word, n_sets, page_seed, identity_pages,
+              data_only, out_block, out_info):
     """Translate raw references into (dense block id, packed info); returns how many
     raw references were consumed and how many block references were written.
 
@@ -135,7 +135,8 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
     process's shared ranges by (range tag, offset page), so every sharer reaches the same
     physical page.  The first touch of a page draws its physical page number from a
     seeded bijection of the page's first-touch index (sequential virtual pages land on
-    non-sequential physical pages, seed 000 §4).  ``counts`` = [blocks, pages] so far.
+    non-sequential physical pages, seed 000 §4); with ``identity_pages`` physical = virtual
+    (to compare with uniprocessor simulators).  ``counts`` = [blocks, pages] so far.
     Tables and per-block arrays must have room (the driver grows them).
     """
     block_bytes = np.uint64(1) << np.uint64(log_block)
@@ -183,8 +184,11 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
                     pg_key[ps] = vpage
                     pg_val[ps] = counts[1]
                     counts[1] += 1
-                ppage = _mix64(np.uint64(pg_val[ps]) ^ np.uint64(page_seed)) & np.uint64(0xFFFFFFFF)
-                phys_block = ppage * blocks_per_page + (rel & (blocks_per_page - np.uint64(1)))
+                if identity_pages:
+                    phys_block = vb
+                else:
+                    ppage = _mix64(np.uint64(pg_val[ps]) ^ np.uint64(page_seed)) & np.uint64(0xFFFFFFFF)
+                    phys_block = ppage * blocks_per_page + (rel & (blocks_per_page - np.uint64(1)))
                 b = counts[0]
                 counts[0] += 1
                 blk_tag[slot] = tag
@@ -272,16 +276,18 @@ def _dispatch(p, t, running, ready, ready_since, last_cpu, cur_slice, slice_left
                 if chosen < 0 or score > best:
                     best = score
                     chosen = k
+    previous = running[p]
     running[p] = chosen
     if chosen < 0:
         return
     ready[chosen] = 0
-    if last_cpu[chosen] >= 0 and last_cpu[chosen] != p:
-        counts[C_MIGRATIONS] += 1
+    if chosen != previous:     # a real context switch: a new slice for the process
+        if last_cpu[chosen] >= 0 and last_cpu[chosen] != p:
+            counts[C_MIGRATIONS] += 1
+        counts[C_DISPATCHES] += 1
+        glob[G_SLICES] += 1
+        cur_slice[chosen] = np.int32(glob[G_SLICES])
     last_cpu[chosen] = p
-    counts[C_DISPATCHES] += 1
-    glob[G_SLICES] += 1
-    cur_slice[chosen] = np.int32(glob[G_SLICES])
     jitter = np.int64(_next_random(rng) % np.uint64(slice_refs // 2 + 1))
     slice_left[p] = slice_refs - slice_refs // 4 + jitter     # about slice_refs, +-25%
 

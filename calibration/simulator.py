@@ -22,6 +22,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _simkernel as K
+from .blockmap import BlockMap
 from .protocols import DIRTY, WRITABLE, protocol
 from .workload import Workload
 
@@ -36,10 +37,18 @@ class CoherenceViolation(AssertionError):
 
 
 def bus_costs(block: int) -> dict:
-    """Bus transaction costs in CPU cycles for a block of ``block`` bytes: seed 000
-    Table 4 (32-256 bytes), extended by its exact linear fit (memory-to-cache 64 + B/8,
-    cache-to-cache 8 + B/8, update-block 4 + B/8; COHERENCE_SPEC §1.3)."""
-    return {"cpu": 2, "memory_to_cache": 64 + block // 8, "cache_to_cache": 8 + block // 8,
+    """Costs in CPU cycles for a block of ``block`` bytes.
+
+    Bus transactions: seed 000 Table 4 (32-256 bytes), extended by its exact linear fit
+    (memory-to-cache 64 + B/8, cache-to-cache 8 + B/8, update-block 4 + B/8;
+    COHERENCE_SPEC §1.3).  ``cpu``: processor cycles per reference when it hits.  Table 4
+    gives 2 cycles for the read/write operation itself; the default 5 [REC] also counts
+    the work between references and is derived from the seed's own operating point
+    (§5.1.3: 8 processors, 2 MiB, 128-byte blocks: GSP 7, bus utilisation 43%, miss rate
+    0.39% at about 80 bus cycles a miss give about 1.4 references a cycle machine-wide,
+    i.e. about 5 useful cycles per reference and processor).  Pass ``costs={"cpu": 2}``
+    for the literal Table 4 value."""
+    return {"cpu": 5, "memory_to_cache": 64 + block // 8, "cache_to_cache": 8 + block // 8,
             "update_block": 4 + block // 8, "invalidate": 5, "write": 5}
 
 
@@ -64,6 +73,8 @@ class SimulatorConfig:
     ``affinity`` is the cache-affinity scheduler's preference for a process that last
     ran on the free processor, in time slices of waiting it is worth.  ``references``:
     run length (default: the workload's).  ``check`` turns on the coherence checker.
+    ``pages``: ``random`` maps sequential virtual pages to scattered physical pages
+    (seed 000 §4); ``identity`` uses virtual addresses as physical ones.
     ``costs`` overrides :func:`bus_costs` entries.
     """
 
@@ -80,6 +91,7 @@ class SimulatorConfig:
     seed: int = 1
     affinity: float = 1.0
     check: bool = False
+    pages: str = "random"
     costs: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
@@ -107,6 +119,8 @@ class SimulatorConfig:
         if self.references is not None and (not isinstance(self.references, (int, np.integer))
                                             or self.references < 1):
             raise ModelError("references", f"must be a positive integer, got {self.references!r}")
+        if self.pages not in ("random", "identity"):
+            raise ModelError("pages", f"unknown page mapping {self.pages!r}; choose random or identity")
         if self.affinity < 0:
             raise ModelError("affinity", "must be non-negative")
         bad = set(self.costs) - set(bus_costs(32))
@@ -253,7 +267,7 @@ COUNTER_NAMES = _counter_names()
 
 
 class _Machine:
-    """All arrays of one run (grown as new blocks appear)."""
+    """All arrays of one run; per-block arrays grow with the block map."""
 
     def __init__(self, workload: Workload, cfg: SimulatorConfig):
         self.wl = workload
@@ -267,14 +281,10 @@ class _Machine:
         self.line_state = np.zeros((P, lines), dtype=np.int8)
         self.line_inv = np.zeros((P, lines), dtype=np.int8)
         self.line_stamp = np.zeros((P, lines), dtype=np.int64)
-        self.cap = 0
-        self.nblocks = 0
-        self.counts_map = np.zeros(2, dtype=np.int64)       # blocks, pages
-        self.tables = {}
-        for t in ("blk", "pg"):
-            self.tables[t] = (np.zeros(1 << 16, np.int64), np.zeros(1 << 16, np.uint64), np.full(1 << 16, -1, np.int32))
         self.per_block = {}
-        self._grow(1 << 14)
+        self.blocks = BlockMap(workload, cfg.block, cfg.word, cfg.sets, cfg.pages, cfg.seed, cfg.data_only,
+                               on_grow=self._grow)
+        self.blocks.reserve(1 << 14)
         self.buf_block = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.int32)
         self.buf_info = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.uint16)
         self.buf_len = np.zeros(n_proc, dtype=np.int64)
@@ -294,70 +304,38 @@ class _Machine:
         self.glob = np.zeros(K.N_GLOBALS, dtype=np.int64)
         self.counts = np.zeros(K.N_COUNTERS, dtype=np.int64)
         self.costs = cfg.cost_vector()
-        self.page_seed = np.uint64((cfg.seed * 0xD1B54A32D192ED03) & 0xFFFFFFFFFFFFFFFF)
-        self.ranges = [workload.ranges_for(pid) for pid in range(n_proc)]
-        self.kernel_ranges = [workload.kernel_ranges_for(pid) for pid in range(n_proc)]
 
-    def _grow(self, need):
-        """Make room for ``need`` blocks (per-block arrays and hash tables)."""
+    def _grow(self, cap):
         P = self.cfg.cpus
         n_proc = len(self.wl.processes)
-        if need > self.cap:
-            cap = max(need, 2 * self.cap)
-            spec = {"set_of": ((cap,), np.int32, 0), "owner": ((cap,), np.int32, -1),
-                    "is_kernel": ((cap,), np.uint8, 0), "is_code": ((cap,), np.uint8, 0),
-                    "where": ((cap, P), np.int32, -1), "newv": ((cap, P), np.uint64, 0),
-                    "used": ((cap, P), np.uint64, 0), "pending": ((cap, P), np.uint8, 0),
-                    "last_slice": ((cap, n_proc), np.int32, -1)}
-            if self.cfg.check:
-                spec.update({"ver_global": ((cap, self.words), np.int64, 0),
-                             "ver_mem": ((cap, self.words), np.int64, 0),
-                             "ver_copy": ((cap, P, self.words), np.int64, 0)})
-            for name, (shape, dtype, fill) in spec.items():
-                new = np.full(shape, fill, dtype=dtype)
-                old = self.per_block.get(name)
-                if old is not None:
-                    new[: old.shape[0]] = old
-                self.per_block[name] = new
-            if not self.cfg.check:
-                for name in ("ver_global", "ver_mem"):
-                    self.per_block[name] = np.zeros((1, 1), np.int64)
-                self.per_block["ver_copy"] = np.zeros((1, 1, 1), np.int64)
-            self.cap = cap
-        for t, count in (("blk", need), ("pg", need)):
-            tag, key, val = self.tables[t]
-            if 2 * count > val.shape[0]:
-                size = 1 << int(math.ceil(math.log2(4 * count)))
-                nt, nk, nv = np.zeros(size, np.int64), np.zeros(size, np.uint64), np.full(size, -1, np.int32)
-                K.rehash(tag, key, val, nt, nk, nv)
-                self.tables[t] = (nt, nk, nv)
+        spec = {"where": ((cap, P), np.int32, -1), "newv": ((cap, P), np.uint64, 0),
+                "used": ((cap, P), np.uint64, 0), "pending": ((cap, P), np.uint8, 0),
+                "last_slice": ((cap, n_proc), np.int32, -1)}
+        if self.cfg.check:
+            spec.update({"ver_global": ((cap, self.words), np.int64, 0), "ver_mem": ((cap, self.words), np.int64, 0),
+                         "ver_copy": ((cap, P, self.words), np.int64, 0)})
+        for name, (shape, dtype, fill) in spec.items():
+            new = np.full(shape, fill, dtype=dtype)
+            old = self.per_block.get(name)
+            if old is not None:
+                new[: old.shape[0]] = old
+            self.per_block[name] = new
+        if not self.cfg.check:
+            self.per_block.update(ver_global=np.zeros((1, 1), np.int64), ver_mem=np.zeros((1, 1), np.int64),
+                                  ver_copy=np.zeros((1, 1, 1), np.int64))
 
     def map_into(self, pid, chunk, row_start):
         """Map raw references into process ``pid``'s buffer from ``row_start``; returns
         (raw references consumed, block references written)."""
-        cfg = self.cfg
-        lb = int(math.log2(cfg.block))
-        m = K.count_blocks(chunk.op, chunk.addr, chunk.size, lb, cfg.data_only)
-        self._grow(int(self.counts_map[0]) + m + 1)
-        kernel = chunk.kernel
-        for lo, hi in self.kernel_ranges[pid]:
-            kernel = kernel | ((chunk.addr >= np.uint64(lo)) & (chunk.addr < np.uint64(hi)))
-        rs, re_, rt = self.ranges[pid]
-        bt, bk, bv = self.tables["blk"]
-        pt, pk, pv = self.tables["pg"]
-        pb = self.per_block
-        consumed, written = K.map_chunk(
-            chunk.op, chunk.addr, chunk.size, kernel, pid, rs, re_, rt, bt, bk, bv, pt, pk, pv, self.counts_map,
-            pb["set_of"], pb["owner"], pb["is_kernel"], pb["is_code"], lb, int(math.log2(cfg.word)), cfg.sets,
-            self.page_seed, cfg.data_only, self.buf_block[pid, row_start:], self.buf_info[pid, row_start:])
-        return consumed, written
+        return self.blocks.map(pid, chunk, self.buf_block[pid, row_start:], self.buf_info[pid, row_start:])
 
     def run(self, budget):
         pb = self.per_block
+        at = self.blocks.attrs
         pr = self.proto
         cfg = self.cfg
         return K.run(budget, self.buf_block, self.buf_info, self.buf_len, self.cursor,
-                     pb["set_of"], pb["owner"], pb["is_kernel"], pb["is_code"],
+                     at["set_of"], at["owner"], at["is_kernel"], at["is_code"],
                      self.line_block, self.line_state, self.line_inv, self.line_stamp, pb["where"], pb["newv"],
                      pb["used"], pb["pending"], pb["last_slice"],
                      self.clock, self.running, self.slice_left, self.busy, self.stall, self.refs_by_cpu,
@@ -379,9 +357,10 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
              **options) -> SimulationResult:
     """Run ``workload`` on the machine ``config`` (or ``SimulatorConfig(**options)``).
 
-    The run lasts ``config.references`` block references (default: the workload's
-    length); processes whose trace ends start it again.  A one-process workload of
-    unknown length runs to the end of its trace.  Raises :class:`CoherenceViolation` in
+    The run lasts ``config.references`` block references (an access spanning two blocks
+    counts twice); by default a one-process workload runs to the end of its trace and a
+    multi-process one for the workload's length (the sum of its trace lengths, or the
+    generator's run length); processes whose trace ends start it again.  Raises :class:`CoherenceViolation` in
     checking mode if the protocol ever lets a read see an old value.
     """
     import time
@@ -391,7 +370,8 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     cfg = replace(config, **options) if config is not None else SimulatorConfig(**options)
     started = time.perf_counter()
     n_proc = len(workload.processes)
-    budget = cfg.references if cfg.references is not None else workload.references
+    # one process: to the end of its trace; several: the workload's length (looping traces)
+    budget = cfg.references if cfg.references is not None else (None if n_proc == 1 else workload.references)
     to_end = budget is None
     if to_end and n_proc > 1:
         raise ModelError("references", "required: the workload's traces have no known length")
@@ -456,11 +436,12 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
         bar.close()
     counts = dict(zip(COUNTER_NAMES, (int(c) for c in m.counts)))
     # lifetimes still open at the end: their invalidation misses were false sharing
-    nb = int(m.counts_map[0])
-    open_pending = m.per_block["pending"][:nb].astype(bool)
-    kern = m.per_block["is_kernel"][:nb].astype(bool)
+    nb = m.blocks.count
+    open_pending = m.per_block["pending"][:nb].astype(np.int64)
+    kern = m.blocks.attrs["is_kernel"][:nb].astype(bool)
     counts["miss.false_sharing.user"] += int(open_pending[~kern].sum())
     counts["miss.false_sharing.kernel"] += int(open_pending[kern].sum())
+    assert counts["pending"] == int(open_pending.sum())
     counts["pending"] = 0
     cycles = int(m.clock.max())
     return SimulationResult(workload.name, cfg, counts, cycles, m.busy.copy(), m.stall.copy(),

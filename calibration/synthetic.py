@@ -74,11 +74,13 @@ class Request:
     references: int = 26_000_000
     kernel_footprint: float = 0.2       # share of the distinct blocks in kernel space [REC]
     code_footprint: float = 0.3         # share of an application's blocks that are code [REC]
-    kernel_hot_blocks: int = 64         # kernel common data written by everyone [REC]
+    kernel_hot: float = 0.03            # share of kernel data references to its hot blocks [REC]
     kernel_burst: float = 400.0
     jump: float = 0.15
     sequential: float = 0.5
-    skew: float = 3.0                   # power-law exponent: rank = n * u**skew [REC]
+    skew: float = 8.0                   # power-law exponent: rank = n * u**skew [REC]
+    reuse: float = 0.75                 # probability of going back to a recently used address [REC]
+    shared_local: float = 0.8           # shared-segment references to the process's own part [REC]
     seed: int = 1
     description: str = ""
 
@@ -165,8 +167,9 @@ S_CODE, S_PRIVATE, S_SHARED, S_KCODE, S_KDATA, S_KPROC = range(6)
 N_STREAMS = 6
 # parameter vector (float64)
 (P_P_KERNEL_ENTER, P_KERNEL_BURST, P_CODE, P_SHARED, P_SHARED_WRITE, P_OTHER_WRITE, P_JUMP, P_SEQ, P_SKEW,
- P_KHOT_SHARE, P_KPROC_SHARE) = range(11)
-N_PARAMS = 11
+ P_KHOT_SHARE, P_KPROC_SHARE, P_REUSE, P_SHARED_LOCAL, P_PART_START, P_PART_SIZE) = range(15)
+N_PARAMS = 15
+HISTORY = 32
 
 
 @njit(cache=True)
@@ -180,7 +183,7 @@ def _rand(state):
 
 
 @njit(cache=True)
-def _generate(n, params, base, units, scan_rate, rng, pos, scan, mode, op, addr, size, kernel):
+def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op, addr, size, kernel):
     """``n`` references of one process.  ``base``/``units``: byte base and 32-byte units
     of each stream's region; ``scan_rate``: probability that a reference of the stream is
     the scan pointer's block; ``pos``: last byte address per stream; ``scan``: scan
@@ -223,8 +226,12 @@ def _generate(n, params, base, units, scan_rate, rng, pos, scan, mode, op, addr,
             pos[s] = base[s] + unit * 32 + offset
         elif a == 0:
             if _rand(rng) < params[P_JUMP] or pos[s] < base[s]:
-                unit = np.int64(nunits * _rand(rng) ** skew)
-                pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+                if _rand(rng) < params[P_REUSE]:
+                    pos[s] = hist[s, np.int64(_rand(rng) * HISTORY)]      # back to a recent target: loops
+                else:
+                    unit = np.int64(nunits * _rand(rng) ** skew)
+                    pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+                hist[s, np.int64(_rand(rng) * HISTORY)] = pos[s]
             else:
                 pos[s] += 4
                 if pos[s] >= base[s] + nunits * 32:
@@ -237,9 +244,17 @@ def _generate(n, params, base, units, scan_rate, rng, pos, scan, mode, op, addr,
             pos[s] += 4
             if pos[s] >= base[s] + nunits * 32:
                 pos[s] = base[s]
+        elif _rand(rng) < params[P_REUSE]:
+            pos[s] = hist[s, np.int64(_rand(rng) * HISTORY)]              # a recently used word
+        elif s == S_SHARED and _rand(rng) < params[P_SHARED_LOCAL]:
+            # the part of the shared segment this process is working on (its buffers)
+            unit = np.int64(params[P_PART_START]) + np.int64(params[P_PART_SIZE] * _rand(rng) ** skew)
+            pos[s] = base[s] + (unit % nunits) * 32 + np.int64(_rand(rng) * 8) * 4
+            hist[s, np.int64(_rand(rng) * HISTORY)] = pos[s]
         else:
             unit = np.int64(nunits * _rand(rng) ** skew)
             pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
+            hist[s, np.int64(_rand(rng) * HISTORY)] = pos[s]
         addr[i] = pos[s]
 
 
@@ -258,6 +273,7 @@ class _ProcessPlan:
 def _stream(plan: _ProcessPlan, chunk: int):
     rng = np.array([((plan.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) | 1], dtype=np.uint64)
     pos = np.full(N_STREAMS, -1, dtype=np.int64)
+    hist = np.repeat(plan.base[:, None], HISTORY, axis=1).copy()    # recent addresses, start at the bases
     scan = plan.scan_start.copy()
     mode = np.zeros(1, dtype=np.int64)
     done = 0
@@ -267,8 +283,8 @@ def _stream(plan: _ProcessPlan, chunk: int):
         addr = np.empty(n, np.int64)
         size = np.empty(n, np.uint16)
         kernel = np.empty(n, np.bool_)
-        _generate(n, plan.params, plan.base, plan.units, plan.scan_rate, rng, pos, scan, mode, op, addr, size,
-                  kernel)
+        _generate(n, plan.params, plan.base, plan.units, plan.scan_rate, rng, pos, hist, scan, mode, op, addr,
+                  size, kernel)
         done += n
         yield Chunk(op, addr.astype(np.uint64), size, kernel)
 
@@ -314,10 +330,14 @@ def _plans(req: Request):
             params[P_JUMP] = req.jump
             params[P_SEQ] = req.sequential
             params[P_SKEW] = req.skew
-            params[P_KHOT_SHARE] = 0.3
+            params[P_KHOT_SHARE] = req.kernel_hot
             params[P_KPROC_SHARE] = 0.3
+            params[P_REUSE] = req.reuse
             units = np.array([code_units, private_units, max(shared_units[app.name], 1), kcode, kdata, kproc],
                              dtype=np.int64)
+            params[P_SHARED_LOCAL] = req.shared_local
+            params[P_PART_SIZE] = max(units[S_SHARED] // app.count, 1)
+            params[P_PART_START] = k * params[P_PART_SIZE]
             base = np.array([CODE_BASE, PRIVATE_BASE, SHARED_BASE, KERNEL_CODE_BASE, KERNEL_DATA_BASE,
                              KERNEL_DATA_BASE + (kdata + pid * kproc) * UNIT], dtype=np.int64)
             # expected references of each stream over the run -> scan rate covering the region once

@@ -1,0 +1,283 @@
+"""``mva trace`` and ``mva simulate``: the command line of the simulator.
+
+Registered through the ``mva.commands`` entry-point group (``setup.cfg``), so the ``mva``
+shell never imports this package.  Bad input is one line on stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from mva.errors import ModelError
+
+__all__ = ["register_trace", "register_simulate"]
+
+SIM_OPTIONS = ("cpus", "cache", "block", "assoc", "protocol", "scheduler", "time_slice", "data_only", "word",
+               "references", "seed", "affinity", "pages")
+
+
+def _open_output(path, force):
+    from mva.cli import _open_output as open_output
+
+    return open_output(path, force)
+
+
+# --- mva trace ---------------------------------------------------------------------------
+def _cmd_convert(args):
+    from .traces import read_trace, write_npz
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise ModelError("-o", f"{out} exists; pass --force to overwrite it")
+    if out.suffix != ".npz":
+        raise ModelError("-o", "the output must be an .npz file")
+    chunks = read_trace(args.input, args.format, din_size=args.din_size)
+    if args.limit is not None:
+        chunks = _limited(chunks, args.limit)
+    n = write_npz(out, chunks, compress=not args.no_compress)
+    print(f"{args.input} -> {out}: {n} references", file=sys.stderr)
+    return 0
+
+
+def _limited(chunks, limit):
+    left = limit
+    for c in chunks:
+        if left <= 0:
+            return
+        if len(c) > left:
+            c = c.slice(0, left)
+        left -= len(c)
+        yield c
+
+
+def _cmd_stats(args):
+    from .stats import format_statistics, workload_statistics
+    from .workload import load_workload
+
+    opts = {"references": args.references} if args.references else {}
+    wl = load_workload(args.workload, **opts)
+    stats = workload_statistics(wl, block=args.block, per_process=args.per_process)
+    if args.format == "json":
+        print(json.dumps(stats))
+    else:
+        print(format_statistics(stats))
+    return 0
+
+
+def _cmd_generate(args):
+    from .synthetic import generate
+    from .traces import write_npz
+
+    out = Path(args.output)
+    if out.exists() and any(out.iterdir()) and not args.force:
+        raise ModelError("-o", f"{out} exists and is not empty; pass --force to overwrite it")
+    opts = {k: v for k, v in (("references", args.references), ("seed", args.seed)) if v is not None}
+    wl = generate(args.preset, **opts)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [f'name = "{wl.name}"', f"references = {wl.references}", f'description = "{wl.description}"', ""]
+    for p in wl.processes:
+        write_npz(out / f"{p.name}.npz", p.open())
+        lines += ["[[process]]", f'name = "{p.name}"', f'trace = "{p.name}.npz"', ""]
+    for r in wl.shared:
+        members = ", ".join(f'"{n}"' for n in r.processes)
+        lines += ["[[shared]]", f'name = "{r.name}"', f"start = {r.start:#x}", f"end = {r.end:#x}",
+                  f"processes = [{members}]", f"kernel = {'true' if r.kernel else 'false'}", ""]
+    (out / "workload.toml").write_text("\n".join(lines))
+    print(f"wrote {len(wl.processes)} traces and {out / 'workload.toml'}", file=sys.stderr)
+    return 0
+
+
+def register_trace(sub):
+    """Add ``mva trace convert|stats|generate``."""
+    p = sub.add_parser("trace", help="convert traces, print their statistics, write synthetic workloads",
+                       description="Trace utilities of the coherence simulator.")
+    tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=sub._parser_class)
+    c = tsub.add_parser("convert", help="lackey or din text to .npz")
+    c.add_argument("input", metavar="TRACE")
+    c.add_argument("-o", "--output", required=True, metavar="FILE.npz")
+    c.add_argument("--format", choices=("lackey", "din", "npz"), help="input format (default: detected)")
+    c.add_argument("--din-size", type=int, default=4, metavar="BYTES", help="access size of din records (default 4)")
+    c.add_argument("--limit", type=int, metavar="N", help="keep the first N references")
+    c.add_argument("--no-compress", action="store_true", help="store the arrays uncompressed (faster to read)")
+    c.add_argument("--force", action="store_true", help="overwrite the output if it exists")
+    c.set_defaults(handler=_cmd_convert)
+    s = tsub.add_parser("stats", help="seed 000 Table 1-3 statistics of a trace, manifest or preset")
+    s.add_argument("workload", metavar="WORKLOAD", help="a manifest (.toml), a trace file or a preset name")
+    s.add_argument("--block", type=int, default=32, help="block size in bytes (default 32, as the paper)")
+    s.add_argument("--references", type=int, metavar="N", help="length of a generated preset")
+    s.add_argument("--per-process", action="store_true", help="one row per process too")
+    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.set_defaults(handler=_cmd_stats)
+    g = tsub.add_parser("generate", help="write a synthetic preset as .npz traces plus a manifest")
+    g.add_argument("preset")
+    g.add_argument("-o", "--output", required=True, metavar="DIR")
+    g.add_argument("--references", type=int, metavar="N")
+    g.add_argument("--seed", type=int)
+    g.add_argument("--force", action="store_true")
+    g.set_defaults(handler=_cmd_generate)
+    p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+# --- mva simulate ------------------------------------------------------------------------
+def _config_from(args, overrides=None):
+    from .simulator import SimulatorConfig
+
+    opts = {k: getattr(args, k) for k in SIM_OPTIONS if getattr(args, k, None) is not None}
+    opts.update(overrides or {})
+    unknown = set(opts) - set(SIM_OPTIONS) - {"check"}
+    if unknown:
+        raise ModelError("--sweep", f"unknown option(s) {', '.join(sorted(unknown))}; sweepable: "
+                                    f"{', '.join(SIM_OPTIONS)}")
+    if args.check:
+        opts["check"] = True
+    try:
+        return SimulatorConfig(**opts)
+    except TypeError as exc:   # a value of the wrong kind from a sweep
+        raise ModelError("--sweep", str(exc)) from None
+
+
+def _workload(args):
+    from .workload import load_workload
+
+    opts = {}
+    if args.references is not None:
+        opts["references"] = args.references
+    if args.workload_seed is not None:
+        opts["seed"] = args.workload_seed
+    return load_workload(args.workload, **opts)
+
+
+def _format_result(d: dict) -> str:
+    cfg = d["config"]
+    refs = max(d["references"], 1)
+    mk = d["misses_by_kind"]
+    om = d["other_misses"]
+    coh = d["coherence_transactions_per_100_refs"]
+    pu = d["processor_utilization"]
+    cache = cfg["cache"]
+    size = f"{cache / (1 << 20):g} MiB" if cache >= 1 << 20 else f"{cache / 1024:g} KiB"
+    lines = [
+        f"{d['workload']}: {cfg['protocol'].upper()}, {cfg['cpus']} processors, {size} {cfg['assoc']}-way "
+        f"{cfg['block']}-byte blocks, {cfg['scheduler']} scheduling",
+        f"  references                 {d['references']:>14,}",
+        f"  misses                     {d['misses']:>14,}   miss rate {100 * d['miss_rate']:.3f}%",
+        f"    other                    {mk['other']:>14,}   (cold {om['cold']:,}, context switch "
+        f"{om['context_switch']:,}, replacement {om['replacement']:,}, selective reload {om['selective_reload']:,})",
+        f"    true sharing             {mk['true_sharing']:>14,}",
+        f"    false sharing            {mk['false_sharing']:>14,}",
+        f"    passive sharing          {mk['passive_sharing']:>14,}",
+        f"  coherence transactions per 100 references: {coh['total']:.4f}",
+        "    by type   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_type"].items()),
+        "    by class  " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_class"].items()),
+        "    by mode   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_mode"].items()),
+        f"  bus utilisation            {100 * d['bus_utilization']:>13.1f}%",
+        f"  processor utilisation      {sum(pu) / len(pu):>14.3f} mean  ({min(pu):.3f} - {max(pu):.3f})",
+        f"  GSP                        {d['gsp']:>14.3f}",
+        f"  migrations {d['migrations']:,} in {d['dispatches']:,} dispatches; {d['blocks']:,} blocks; "
+        f"{d['seconds']:.2f} s ({refs / max(d['seconds'], 1e-9) / 1e6:.1f} M references/s)",
+    ]
+    return "\n".join(lines)
+
+
+ROW_COLUMNS = ("miss_rate", "other", "true_sharing", "false_sharing", "passive_sharing", "coherence_per_100",
+               "passive_coherence_per_100", "bus_utilization", "gsp")
+
+
+def _row(d):
+    mk = d["misses_by_kind"]
+    refs = max(d["references"], 1)
+    coh = d["coherence_transactions_per_100_refs"]
+    return {"miss_rate": d["miss_rate"], "other": mk["other"] / refs, "true_sharing": mk["true_sharing"] / refs,
+            "false_sharing": mk["false_sharing"] / refs, "passive_sharing": mk["passive_sharing"] / refs,
+            "coherence_per_100": coh["total"], "passive_coherence_per_100": coh["by_class"]["passive_sharing"],
+            "bus_utilization": d["bus_utilization"], "gsp": d["gsp"]}
+
+
+def _cmd_simulate(args):
+    from mva.grid import cartesian, parse_sweeps, zipped
+
+    from .simulator import scalability, simulate
+
+    wl = _workload(args)
+    sweeps = parse_sweeps(args.sweep) if args.sweep else {}
+    cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
+    configs = [(case, _config_from(args, case)) for case in cases]   # all input errors before any run
+    out, close = _open_output(args.output, args.force)
+    progress = sys.stderr.isatty() and not args.quiet
+    try:
+        if args.scalability:
+            for case, cfg in configs:
+                n, gsp = scalability(lambda k: simulate(wl, cfg, progress=progress, cpus=k).gsp,
+                                     start=1, limit=args.max_cpus, threshold=args.threshold)
+                if args.format == "json":
+                    out.write(json.dumps({"workload": wl.name, "case": case, "config": cfg.to_dict(),
+                                          "scalable_to": n, "gsp": {str(k): v for k, v in gsp.items()}}) + "\n")
+                else:
+                    label = ", ".join(f"{k}={v}" for k, v in case.items()) or cfg.protocol
+                    out.write(f"{wl.name} {label}: GSP by processors\n")
+                    for k, v in gsp.items():
+                        out.write(f"  {k:>3}  {v:7.3f}\n")
+                    out.write(f"  scalable up to {n} processors (GSP({n}+1) - GSP({n}) < {args.threshold})\n"
+                              if n else f"  still scaling at {args.max_cpus} processors\n")
+            return 0
+        rows = []
+        for case, cfg in configs:
+            d = simulate(wl, cfg, progress=progress).to_dict()
+            if args.format == "json":
+                out.write(json.dumps({**({"case": case} if sweeps else {}), **d}) + "\n")
+            elif sweeps:
+                rows.append((case, _row(d)))
+            else:
+                out.write(_format_result(d) + "\n")
+        if rows:
+            names = list(sweeps)
+            out.write("  ".join(f"{n:>12}" for n in names) + "  " + "  ".join(f"{c:>14}" for c in ROW_COLUMNS)
+                      + "\n")
+            for case, r in rows:
+                out.write("  ".join(f"{case[n]!s:>12}" for n in names) + "  "
+                          + "  ".join(f"{r[c]:>14.6g}" for c in ROW_COLUMNS) + "\n")
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+def register_simulate(sub):
+    """Add ``mva simulate``."""
+    p = sub.add_parser("simulate", help="trace-driven simulation of a shared-bus multiprocessor",
+                       description="Simulate WORKLOAD (a manifest .toml, an .npz/lackey/din trace, or a preset: "
+                                   "ec-server, db, web-server, awk, cp, gzip, rm, ls) on P processors with "
+                                   "private caches kept coherent over a shared bus; prints miss rate and breakdown, "
+                                   "coherence transactions per 100 references, bus and processor utilisation, GSP.")
+    p.add_argument("workload", metavar="WORKLOAD")
+    p.add_argument("--protocol", choices=("mesi", "amsd", "pscr"), help="coherence protocol (default mesi)")
+    p.add_argument("--cpus", type=int, help="processors (default 8)")
+    p.add_argument("--cache", help="cache size per processor, e.g. 2MiB or 262144 (default 2MiB)")
+    p.add_argument("--block", type=int, help="block size in bytes (default 128)")
+    p.add_argument("--assoc", type=int, help="associativity (default 2)")
+    p.add_argument("--scheduler", choices=("random", "affinity"), help="process scheduling (default random)")
+    p.add_argument("--time-slice", dest="time_slice", type=int, metavar="REFS",
+                   help="time slice in references (default 200000)")
+    p.add_argument("--data-only", dest="data_only", action="store_const", const=True,
+                   help="simulate data references only (the cache is unified by default)")
+    p.add_argument("--references", type=int, metavar="N", help="run length in references (presets: generated "
+                                                               "length too)")
+    p.add_argument("--seed", type=int, help="seed of scheduling and page placement (default 1)")
+    p.add_argument("--workload-seed", dest="workload_seed", type=int, help="seed of a generated preset")
+    p.add_argument("--affinity", type=float, help="affinity scheduler's preference, in time slices (default 1)")
+    p.add_argument("--pages", choices=("random", "identity"), help="virtual-to-physical page mapping")
+    p.add_argument("--check", action="store_true", help="check coherence (versions per word; slow)")
+    p.add_argument("--sweep", action="append", default=[], metavar="NAME=SPEC",
+                   help="sweep an option: a,b,c or start:stop:step, e.g. cpus=4,8,16 or protocol=mesi,amsd,pscr "
+                        "(repeatable: a cartesian grid)")
+    p.add_argument("--zip", action="store_true", help="pair the sweeps value by value instead of a grid")
+    p.add_argument("--scalability", action="store_true",
+                   help="find the processor count where GSP stops growing by --threshold per added processor")
+    p.add_argument("--threshold", type=float, default=0.5, help="GSP increment of the scalability test (0.5)")
+    p.add_argument("--max-cpus", dest="max_cpus", type=int, default=32, help="upper end of the scalability search")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_cmd_simulate)
