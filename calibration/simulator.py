@@ -443,7 +443,7 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     counts["miss.false_sharing.kernel"] += int(open_pending[kern].sum())
     assert counts["pending"] == int(open_pending.sum())
     counts["pending"] = 0
-    cycles = int(m.clock.max())
+    cycles = int(max(m.clock.max(), m.glob[K.G_BUS_FREE]))    # the run ends when the bus is quiet too
     return SimulationResult(workload.name, cfg, counts, cycles, m.busy.copy(), m.stall.copy(),
                             m.refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
 

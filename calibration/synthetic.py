@@ -81,6 +81,7 @@ class Request:
     skew: float = 8.0                   # power-law exponent: rank = n * u**skew [REC]
     reuse: float = 0.75                 # probability of going back to a recently used address [REC]
     shared_local: float = 0.8           # shared-segment references to the process's own part [REC]
+    read_modify_write: float = 0.7      # shared and kernel stores preceded by a load of the word [REC]
     seed: int = 1
     description: str = ""
 
@@ -167,8 +168,8 @@ S_CODE, S_PRIVATE, S_SHARED, S_KCODE, S_KDATA, S_KPROC = range(6)
 N_STREAMS = 6
 # parameter vector (float64)
 (P_P_KERNEL_ENTER, P_KERNEL_BURST, P_CODE, P_SHARED, P_SHARED_WRITE, P_OTHER_WRITE, P_JUMP, P_SEQ, P_SKEW,
- P_KHOT_SHARE, P_KPROC_SHARE, P_REUSE, P_SHARED_LOCAL, P_PART_START, P_PART_SIZE) = range(15)
-N_PARAMS = 15
+ P_KHOT_SHARE, P_KPROC_SHARE, P_REUSE, P_SHARED_LOCAL, P_PART_START, P_PART_SIZE, P_RMW) = range(16)
+N_PARAMS = 16
 HISTORY = 32
 
 
@@ -190,6 +191,14 @@ def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op,
     pointer per stream; ``mode[0]``: kernel references left in the current burst."""
     skew = params[P_SKEW]
     for i in range(n):
+        if mode[1] >= 0:
+            # the store half of a read-modify-write (locks, counters: migratory data)
+            op[i] = 2
+            addr[i] = mode[1]
+            size[i] = 4
+            kernel[i] = mode[2] == 1
+            mode[1] = -1
+            continue
         in_kernel = mode[0] > 0
         if in_kernel:
             mode[0] -= 1
@@ -256,6 +265,10 @@ def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op,
             pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
             hist[s, np.int64(_rand(rng) * HISTORY)] = pos[s]
         addr[i] = pos[s]
+        if a == 2 and (s == S_SHARED or s == S_KDATA) and _rand(rng) < params[P_RMW]:
+            op[i] = 1                   # read first; the write follows as the next reference
+            mode[1] = pos[s]
+            mode[2] = 1 if in_kernel else 0
 
 
 @dataclass
@@ -275,7 +288,7 @@ def _stream(plan: _ProcessPlan, chunk: int):
     pos = np.full(N_STREAMS, -1, dtype=np.int64)
     hist = np.repeat(plan.base[:, None], HISTORY, axis=1).copy()    # recent addresses, start at the bases
     scan = plan.scan_start.copy()
-    mode = np.zeros(1, dtype=np.int64)
+    mode = np.array([0, -1, 0], dtype=np.int64)    # kernel burst left, pending store, its mode
     done = 0
     while done < plan.references:
         n = min(chunk, plan.references - done)
@@ -307,11 +320,8 @@ def _plans(req: Request):
         fp_sharing = sum(a.footprint for a in sharing)
         for a in sharing:
             shared_units[a.name] = max(int(round(req.shared_blocks * a.footprint / fp_sharing)), 1)
-    p_kernel = req.kernel
-    user_data = (1 - req.code) * (1 - p_kernel)          # user data share of a process's references
-    # shared references come only from the sharing processes' user data
-    p_shared = req.shared_access * n_proc / n_sharing / user_data if n_sharing else 0.0
-    p_shared_write = req.shared_write / req.shared_access if req.shared_access else 0.0
+    code, p_kernel, p_other_write, p_shared, p_shared_write = _mix(req, n_sharing / n_proc)
+    user_data = (1 - code) * (1 - p_kernel)
     plans = []
     pid = 0
     for app in req.applications:
@@ -323,16 +333,17 @@ def _plans(req: Request):
             burst = req.kernel_burst
             params[P_KERNEL_BURST] = burst
             params[P_P_KERNEL_ENTER] = p_kernel / ((1 - p_kernel) * burst) if p_kernel > 0 else 0.0
-            params[P_CODE] = req.code
+            params[P_CODE] = code
             params[P_SHARED] = p_shared if app.shares_data else 0.0
             params[P_SHARED_WRITE] = p_shared_write
-            params[P_OTHER_WRITE] = _other_write_probability(req)
+            params[P_OTHER_WRITE] = p_other_write
             params[P_JUMP] = req.jump
             params[P_SEQ] = req.sequential
             params[P_SKEW] = req.skew
             params[P_KHOT_SHARE] = req.kernel_hot
             params[P_KPROC_SHARE] = 0.3
             params[P_REUSE] = req.reuse
+            params[P_RMW] = req.read_modify_write
             units = np.array([code_units, private_units, max(shared_units[app.name], 1), kcode, kdata, kproc],
                              dtype=np.int64)
             params[P_SHARED_LOCAL] = req.shared_local
@@ -341,11 +352,11 @@ def _plans(req: Request):
             base = np.array([CODE_BASE, PRIVATE_BASE, SHARED_BASE, KERNEL_CODE_BASE, KERNEL_DATA_BASE,
                              KERNEL_DATA_BASE + (kdata + pid * kproc) * UNIT], dtype=np.int64)
             # expected references of each stream over the run -> scan rate covering the region once
-            code_refs = refs * req.code
+            code_refs = refs * code
             expected = np.array([code_refs * (1 - p_kernel), refs * user_data * (1 - params[P_SHARED]),
                                  refs * user_data * params[P_SHARED], code_refs * p_kernel,
-                                 refs * (1 - req.code) * p_kernel * 0.7,
-                                 refs * (1 - req.code) * p_kernel * 0.3])
+                                 refs * (1 - code) * p_kernel * 0.7,
+                                 refs * (1 - code) * p_kernel * 0.3])
             sharers = np.array([app.count, 1, app.count, n_proc, n_proc, 1], dtype=np.float64)
             scan_rate = np.minimum(units / np.maximum(expected, 1.0) * np.where(sharers > 1, 1.0 / sharers, 1.0)
                                    * np.where(np.arange(N_STREAMS) == S_SHARED, sharers, 1.0), 1.0)
@@ -357,11 +368,50 @@ def _plans(req: Request):
     return plans
 
 
-def _other_write_probability(req: Request):
-    """Store probability of a non-shared data reference so the workload's data-write
-    share is ``req.data_write`` (shared stores are placed separately)."""
-    non_shared_data = (1 - req.code) - req.shared_access
-    return (req.data_write - req.shared_write) / non_shared_data
+def _expected_mix(x, req: Request, sharing: float, kproc_share: float = 0.3):
+    """Expected workload shares (code, data write, shared access, shared write, kernel)
+    of the generator's draw probabilities ``x`` = (code, kernel, other-write, shared,
+    shared-write); ``sharing`` = fraction of processes with a shared segment.  A store to
+    shared or kernel-common data drawn as a read-modify-write adds its load as one more
+    reference."""
+    code, kern, w_other, p_sh, w_sh = x
+    rmw = req.read_modify_write
+    kdata = (1 - code) * kern * (1 - kproc_share)              # kernel common-data draws
+    user = (1 - code) * (1 - kern)
+    shared = user * p_sh * sharing                               # averaged over all processes
+    extra = kdata * w_other * rmw + shared * w_sh * rmw
+    n = 1 + extra
+    stores = (1 - code) * kern * w_other + shared * w_sh + (user - shared) * w_other
+    return np.array([code / n, stores / n, (shared + shared * w_sh * rmw) / n, shared * w_sh / n,
+                     (kern + kdata * w_other * rmw) / n])
+
+
+def _mix(req: Request, sharing: float):
+    """Draw probabilities that give the requested shares exactly in expectation
+    (solved with scipy's bounded least squares from the naive values)."""
+    from scipy.optimize import least_squares
+
+    target = np.array([req.code, req.data_write, req.shared_access, req.shared_write, req.kernel])
+    user_data = (1 - req.code) * (1 - req.kernel)
+    x0 = np.array([req.code, req.kernel, (req.data_write - req.shared_write) / (1 - req.code - req.shared_access),
+                   min(req.shared_access / sharing / user_data, 1.0) if sharing else 0.0,
+                   req.shared_write / req.shared_access if req.shared_access else 0.0])
+    active = np.array([True, req.kernel > 0, True, sharing > 0 and req.shared_access > 0, req.shared_write > 0])
+    if not active[3]:
+        active[4] = False
+
+    def residual(z):
+        x = x0.copy()
+        x[active] = z
+        return (_expected_mix(x, req, sharing) - target)[active]
+
+    fit = least_squares(residual, x0[active], bounds=(0.0, 1.0), xtol=1e-14, ftol=1e-14, gtol=1e-14)
+    x = x0.copy()
+    x[active] = fit.x
+    if np.abs(fit.fun).max() > 1e-6 * max(target.max(), 1e-12):
+        raise ModelError("request", "the requested shares cannot be generated together "
+                                    f"(closest mix misses by {np.abs(fit.fun).max():.3g})")
+    return tuple(float(v) for v in x)
 
 
 def generate(name_or_request, chunk_references: int = CHUNK_REFERENCES, **overrides) -> Workload:
