@@ -317,13 +317,26 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
     valid copy (``glob[G_ERROR_REF]`` = the reference number).
     """
     n_cpus = clock.shape[0]
+    # processors beyond the number of processes never get one (a process whose slice
+    # ends goes straight back to the ready queue), so only the first ones take part
+    n_active = min(n_cpus, ready.shape[0])
     cpu_op = cost[COST_CPU]
+    p = -1
+    bound = np.int64(0)
+    bound_cpu = 0
     while glob[G_REFS] < budget:
-        # processor with the smallest clock
-        p = -1
-        for q in range(n_cpus):
-            if running[q] >= 0 and (p < 0 or clock[q] < clock[p]):
-                p = q
+        if p < 0:
+            # processor with the smallest clock (lowest index on ties), and the next one:
+            # p keeps the turn while it stays ahead of it (nothing else moves meanwhile)
+            p = 0
+            for q in range(1, n_active):
+                if clock[q] < clock[p]:
+                    p = q
+            bound_cpu = -1
+            for q in range(n_active):
+                if q != p and (bound_cpu < 0 or clock[q] < bound):
+                    bound = clock[q]
+                    bound_cpu = q
         pid = running[p]
         c = cursor[pid]
         if c >= buf_len[pid]:
@@ -565,6 +578,10 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
         refs_by_cpu[p] += 1
         glob[G_REFS] += 1
         slice_left[p] -= 1
+        if bound_cpu >= 0 and (clock[p] > bound or (clock[p] == bound and p > bound_cpu)):
+            p_next = -1
+        else:
+            p_next = p
         if slice_left[p] <= 0:
             # time slice over: back to the ready queue, then dispatch (maybe the same one)
             now = clock[p]
@@ -573,4 +590,5 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             bonus = np.int64(affinity_factor * slice_refs * now / max(refs_by_cpu[p], 1))
             _dispatch(p, now, running, ready, ready_since, last_cpu, cur_slice, slice_left, policy,
                       slice_refs, bonus, rng, glob, counts)
+        p = p_next
     return RUN_DONE

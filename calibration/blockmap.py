@@ -41,7 +41,7 @@ class BlockMap:
         self.ranges = [workload.ranges_for(pid) for pid in range(len(workload.processes))]
         self.kernel_ranges = [workload.kernel_ranges_for(pid) for pid in range(len(workload.processes))]
         self.counts = np.zeros(2, dtype=np.int64)          # blocks, pages
-        self.tables = {t: self._table(1 << 16) for t in ("block", "page")}
+        self.tables = {t: self._table(1 << 20) for t in ("block", "page")}
         self.capacity = 0
         self.attrs = {}
         self.on_grow = on_grow

@@ -77,7 +77,7 @@ def _cmd_generate(args):
     out.mkdir(parents=True, exist_ok=True)
     lines = [f'name = "{wl.name}"', f"references = {wl.references}", f'description = "{wl.description}"', ""]
     for p in wl.processes:
-        write_npz(out / f"{p.name}.npz", p.open())
+        write_npz(out / f"{p.name}.npz", p.open(), compress=not args.no_compress)
         lines += ["[[process]]", f'name = "{p.name}"', f'trace = "{p.name}.npz"', ""]
     for r in wl.shared:
         members = ", ".join(f'"{n}"' for n in r.processes)
@@ -114,6 +114,7 @@ def register_trace(sub):
     g.add_argument("-o", "--output", required=True, metavar="DIR")
     g.add_argument("--references", type=int, metavar="N")
     g.add_argument("--seed", type=int)
+    g.add_argument("--no-compress", action="store_true", help="store the arrays uncompressed (faster to read)")
     g.add_argument("--force", action="store_true")
     g.set_defaults(handler=_cmd_generate)
     p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])

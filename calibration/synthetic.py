@@ -194,7 +194,7 @@ def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op,
         if mode[1] >= 0:
             # the store half of a read-modify-write (locks, counters: migratory data)
             op[i] = 2
-            addr[i] = mode[1]
+            addr[i] = np.uint64(mode[1])
             size[i] = 4
             kernel[i] = mode[2] == 1
             mode[1] = -1
@@ -264,7 +264,7 @@ def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op,
             unit = np.int64(nunits * _rand(rng) ** skew)
             pos[s] = base[s] + unit * 32 + np.int64(_rand(rng) * 8) * 4
             hist[s, np.int64(_rand(rng) * HISTORY)] = pos[s]
-        addr[i] = pos[s]
+        addr[i] = np.uint64(pos[s])
         if a == 2 and (s == S_SHARED or s == S_KDATA) and _rand(rng) < params[P_RMW]:
             op[i] = 1                   # read first; the write follows as the next reference
             mode[1] = pos[s]
@@ -293,13 +293,13 @@ def _stream(plan: _ProcessPlan, chunk: int):
     while done < plan.references:
         n = min(chunk, plan.references - done)
         op = np.empty(n, np.uint8)
-        addr = np.empty(n, np.int64)
+        addr = np.empty(n, np.uint64)
         size = np.empty(n, np.uint16)
         kernel = np.empty(n, np.bool_)
         _generate(n, plan.params, plan.base, plan.units, plan.scan_rate, rng, pos, hist, scan, mode, op, addr,
                   size, kernel)
         done += n
-        yield Chunk(op, addr.astype(np.uint64), size, kernel)
+        yield Chunk(op, addr, size, kernel)
 
 
 def _plans(req: Request):

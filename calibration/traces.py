@@ -38,7 +38,7 @@ __all__ = ["Chunk", "TraceError", "read_trace", "read_lackey", "read_din", "read
 
 IFETCH, LOAD, STORE = 0, 1, 2
 FORMATS = ("lackey", "din", "npz")
-CHUNK_REFERENCES = 1 << 18
+CHUNK_REFERENCES = 1 << 16
 _READ_BYTES = 8 << 20
 
 
