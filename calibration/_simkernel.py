@@ -293,6 +293,68 @@ def _dispatch(p, t, running, ready, ready_since, last_cpu, cur_slice, slice_left
 
 
 @njit(cache=True)
+def _snoop(b, p, txn, priv, mask, stamp, where, line_state, line_inv, used, pending, is_kernel, counts,
+           snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem, ver_copy):
+    """Every other cache with a valid copy of ``b`` snoops ``txn`` from processor ``p``:
+    state transitions, response lines, the supplier, memory update and the removal of
+    copies (tag kept for classification).  Returns (responses, supplier or -1, copies the
+    transaction acted on as a coherence transaction, whether any of them had used a word
+    in ``mask`` in its current lifetime).  A write (update) transaction also writes its
+    words into the receivers' copies (checking mode)."""
+    resp = 0
+    supplier = -1
+    affected = 0
+    useful = False
+    for q in range(where.shape[1]):
+        if q == p:
+            continue
+        sq = where[b, q]
+        if sq < 0 or line_state[q, sq] == I:
+            continue
+        st_q = line_state[q, sq]
+        resp |= snoop_resp[st_q, txn, priv]
+        if snoop_supply[st_q, txn, priv]:
+            supplier = q
+            if check and snoop_memupd[st_q, txn, priv]:
+                for w in range(ver_copy.shape[2]):
+                    ver_mem[b, w] = ver_copy[b, q, w]
+        nxt = snoop_next[st_q, txn, priv]
+        if txn == WR or (nxt == I and (txn == INV or txn == RIB)):
+            affected += 1
+            if used[b, q] & mask:
+                useful = True
+        if nxt == I:
+            line_inv[q, sq] = snoop_invkind[st_q, txn, priv]
+            _end_lifetime(b, q, pending, is_kernel, counts)
+        line_state[q, sq] = nxt
+        if check and txn == WR:
+            for w in range(ver_copy.shape[2]):
+                if mask & (np.uint64(1) << np.uint64(w)):
+                    ver_copy[b, q, w] = stamp
+    return resp, supplier, affected, useful
+
+
+@njit(cache=True, inline="always")
+def _count_coherence(counts, ctype, affected, useful, private, kern):
+    """Classify a coherence transaction that reached ``affected`` copies (COHERENCE_SPEC
+    §5.4, the a-priori rule): passive on a private block; true if a reached copy had used
+    one of the written words in its current lifetime; else false."""
+    if affected > 0:
+        cls = CL_PASSIVE if private else (CL_TRUE if useful else CL_FALSE)
+        counts[C_COH + 2 * (3 * ctype + cls) + kern] += 1
+
+
+@njit(cache=True, inline="always")
+def _store_through_buffer(store_buffer, p, t, glob, bus_cost):
+    """A store's bus transaction goes through the 2-entry store buffer: the processor
+    stalls only until an entry is free.  Returns the stall (cycles)."""
+    k = 0 if store_buffer[p, 0] <= store_buffer[p, 1] else 1
+    delay = store_buffer[p, k] - t if store_buffer[p, k] > t else np.int64(0)
+    store_buffer[p, k] = _bus(glob, t + delay, bus_cost)
+    return delay
+
+
+@njit(cache=True)
 def run(budget, buf_block, buf_info, buf_len, cursor,
         set_of, owner, is_kernel, is_code,
         line_block, line_state, line_inv, line_stamp, where, newv, used, pending, last_slice,
@@ -362,44 +424,18 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             txn = proc_txn[state, is_write, priv]
             resp = 0
             if txn != NONE:   # a write hit that needs the bus: INV (MESI/AMSD) or WR (PSCR)
-                n_hit = 0
-                useful = False
-                for q in range(n_cpus):
-                    if q == p:
-                        continue
-                    sq = where[b, q]
-                    if sq < 0 or line_state[q, sq] == I:
-                        continue
-                    st_q = line_state[q, sq]
-                    resp |= snoop_resp[st_q, txn, priv]
-                    nxt = snoop_next[st_q, txn, priv]
-                    if used[b, q] & mask:
-                        useful = True
-                    n_hit += 1
-                    if nxt == I:
-                        line_inv[q, sq] = snoop_invkind[st_q, txn, priv]
-                        _end_lifetime(b, q, pending, is_kernel, counts)
-                    line_state[q, sq] = nxt
-                    if check and txn == WR:
-                        for w in range(ver_copy.shape[2]):
-                            if mask & (np.uint64(1) << np.uint64(w)):
-                                ver_copy[b, q, w] = glob[G_STAMP]
+                resp, _, affected, useful = _snoop(
+                    b, p, txn, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                    counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem,
+                    ver_copy)
                 if txn == INV:
                     counts[C_INV] += 1
-                    bus_cost = cost[COST_INV]
-                    ctype = T_INV
+                    _count_coherence(counts, T_INV, affected, useful, owner[b] >= 0, kern)
+                    delay = _store_through_buffer(store_buffer, p, t, glob, cost[COST_INV])
                 else:
                     counts[C_WR] += 1
-                    bus_cost = cost[COST_WR]
-                    ctype = T_WR
-                if n_hit > 0:
-                    cls = CL_PASSIVE if owner[b] >= 0 else (CL_TRUE if useful else CL_FALSE)
-                    counts[C_COH + 2 * (3 * ctype + cls) + kern] += 1
-                # through the store buffer: stall only if both entries are busy
-                k = 0 if store_buffer[p, 0] <= store_buffer[p, 1] else 1
-                if store_buffer[p, k] > t:
-                    delay = store_buffer[p, k] - t
-                store_buffer[p, k] = _bus(glob, t + delay, bus_cost)
+                    _count_coherence(counts, T_WR, affected, useful, owner[b] >= 0, kern)
+                    delay = _store_through_buffer(store_buffer, p, t, glob, cost[COST_WR])
             line_state[p, slot] = proc_next[state, is_write, priv, resp]
         else:
             # ---- miss: classify ----------------------------------------------------
@@ -462,32 +498,9 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             # ---- miss: bus transaction ---------------------------------------------
             txn = proc_txn[I, is_write, priv]
             snoop_txn = RB if txn == RB_WR else txn
-            resp = 0
-            supplier = -1
-            n_inv = 0
-            useful = False
-            for q in range(n_cpus):
-                if q == p:
-                    continue
-                sq = where[b, q]
-                if sq < 0 or line_state[q, sq] == I:
-                    continue
-                st_q = line_state[q, sq]
-                resp |= snoop_resp[st_q, snoop_txn, priv]
-                if snoop_supply[st_q, snoop_txn, priv]:
-                    supplier = q
-                    if check and snoop_memupd[st_q, snoop_txn, priv]:
-                        for w in range(ver_copy.shape[2]):
-                            ver_mem[b, w] = ver_copy[b, q, w]
-                nxt = snoop_next[st_q, snoop_txn, priv]
-                if nxt == I:
-                    line_inv[q, sq] = snoop_invkind[st_q, snoop_txn, priv]
-                    _end_lifetime(b, q, pending, is_kernel, counts)
-                    if snoop_txn == RIB:
-                        n_inv += 1
-                        if used[b, q] & mask:
-                            useful = True
-                line_state[q, sq] = nxt
+            resp, supplier, affected, useful = _snoop(
+                b, p, snoop_txn, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem, ver_copy)
             if check:
                 for w in range(ver_copy.shape[2]):
                     ver_copy[b, p, w] = ver_copy[b, supplier, w] if supplier >= 0 else ver_mem[b, w]
@@ -497,33 +510,17 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                 counts[C_RB_C2C if c2c else C_RB_MEM] += 1
             else:
                 counts[C_RIB_C2C if c2c else C_RIB_MEM] += 1
-                if n_inv > 0:
-                    cls = CL_PASSIVE if owner[b] >= 0 else (CL_TRUE if useful else CL_FALSE)
-                    counts[C_COH + 2 * (3 * T_RIB + cls) + kern] += 1
+                _count_coherence(counts, T_RIB, affected, useful, owner[b] >= 0, kern)
             if txn == RB_WR and (resp & SH):
                 # PSCR write miss on a shared page: the word goes out as a write transaction
-                n_upd = 0
-                for q in range(n_cpus):
-                    if q == p:
-                        continue
-                    sq = where[b, q]
-                    if sq < 0 or line_state[q, sq] == I:
-                        continue
-                    st_q = line_state[q, sq]
-                    resp |= snoop_resp[st_q, WR, priv]
-                    if used[b, q] & mask:
-                        useful = True
-                    n_upd += 1
-                    line_state[q, sq] = snoop_next[st_q, WR, priv]
-                    if check:
-                        for w in range(ver_copy.shape[2]):
-                            if mask & (np.uint64(1) << np.uint64(w)):
-                                ver_copy[b, q, w] = glob[G_STAMP]
+                resp_wr, _, affected, useful = _snoop(
+                    b, p, WR, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                    counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem,
+                    ver_copy)
+                resp |= resp_wr
                 counts[C_WR] += 1
                 bus_cost += cost[COST_WR]
-                if n_upd > 0:
-                    cls = CL_PASSIVE if owner[b] >= 0 else (CL_TRUE if useful else CL_FALSE)
-                    counts[C_COH + 2 * (3 * T_WR + cls) + kern] += 1
+                _count_coherence(counts, T_WR, affected, useful, owner[b] >= 0, kern)
             line_state[p, slot] = proc_next[I, is_write, priv, resp]
             line_inv[p, slot] = 0
             used[b, p] = 0
@@ -531,10 +528,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                 pending[b, p] = 1
                 counts[C_PENDING] += 1
             if is_write:
-                k = 0 if store_buffer[p, 0] <= store_buffer[p, 1] else 1
-                if store_buffer[p, k] > t:
-                    delay = store_buffer[p, k] - t
-                store_buffer[p, k] = _bus(glob, t + delay, bus_cost)
+                delay = _store_through_buffer(store_buffer, p, t, glob, bus_cost)
             else:
                 delay = _bus(glob, t, bus_cost) - t
         # ---- after the access: bookkeeping common to hits and misses -------------------

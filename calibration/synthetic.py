@@ -32,6 +32,7 @@ from numba import njit
 
 from mva.errors import ModelError
 
+from ._simkernel import _next_random
 from .traces import CHUNK_REFERENCES, Chunk
 from .workload import Process, SharedRange, Workload
 
@@ -173,14 +174,10 @@ N_PARAMS = 16
 HISTORY = 32
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rand(state):
-    x = state[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    state[0] = x
-    return np.float64((x * np.uint64(2685821657736338717)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    """Uniform [0, 1) from the simulator's xorshift64* generator."""
+    return np.float64(_next_random(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)

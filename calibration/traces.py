@@ -87,110 +87,99 @@ def _hex_digit(c):
 
 
 @njit(cache=True)
-def _parse_lackey(buf, op, addr, size):
-    """Parse complete lines of ``buf``; returns (records, bytes consumed, malformed lines)."""
-    n = 0
-    pos = 0
-    bad = 0
-    end = buf.shape[0]
-    cap = op.shape[0]
-    while pos < end:
-        eol = pos
-        while eol < end and buf[eol] != 10:
-            eol += 1
-        if eol == end:
-            break                               # incomplete last line: keep for the next read
-        if n + 2 > cap:
+def _parse_hex(buf, j, eol):
+    """Hex number at ``buf[j:eol]``: (value, digits read, position after it)."""
+    a = np.uint64(0)
+    digits = 0
+    while j < eol:
+        d = _hex_digit(buf[j])
+        if d < 0:
             break
-        kind = -1
-        j = pos
-        if eol - pos >= 3 and buf[pos] == 73 and buf[pos + 1] == 32:        # 'I '
-            kind = 0
-            j = pos + 1
-        elif eol - pos >= 3 and buf[pos] == 32:
-            ch = buf[pos + 1]
-            if ch == 76:
-                kind = 1                        # L
-            elif ch == 83:
-                kind = 2                        # S
-            elif ch == 77:
-                kind = 3                        # M
-            j = pos + 2
-        if kind >= 0:
-            while j < eol and buf[j] == 32:
-                j += 1
-            a = np.uint64(0)
-            digits = 0
-            while j < eol:
-                d = _hex_digit(buf[j])
-                if d < 0:
-                    break
-                a = a * np.uint64(16) + np.uint64(d)
-                digits += 1
-                j += 1
-            s = 0
-            if j < eol and buf[j] == 44 and digits > 0:
-                j += 1
-                while j < eol and 48 <= buf[j] <= 57:
-                    s = s * 10 + (buf[j] - 48)
-                    j += 1
-                if kind == 3:
-                    op[n] = 1
-                    addr[n] = a
-                    size[n] = s
-                    n += 1
-                    op[n] = 2
-                else:
-                    op[n] = kind
-                addr[n] = a
-                size[n] = s
-                n += 1
-            else:
-                bad += 1
-        pos = eol + 1
-    return n, pos, bad
+        a = a * np.uint64(16) + np.uint64(d)
+        digits += 1
+        j += 1
+    return a, digits, j
 
 
 @njit(cache=True)
-def _parse_din(buf, op, addr):
-    """Parse complete ``label address`` lines; returns (records, bytes consumed, malformed)."""
+def _lackey_line(buf, pos, eol, op, addr, size, n):
+    """One lackey line at ``buf[pos:eol]``: records written (0 for a line that is not a
+    reference, 2 for M = load + store), or -1 if malformed."""
+    kind = -1
+    j = pos
+    if eol - pos >= 3 and buf[pos] == 73 and buf[pos + 1] == 32:           # 'I '
+        kind = 0
+        j = pos + 1
+    elif eol - pos >= 3 and buf[pos] == 32:
+        ch = buf[pos + 1]
+        kind = 1 if ch == 76 else (2 if ch == 83 else (3 if ch == 77 else -1))   # L, S, M
+        j = pos + 2
+    if kind < 0:
+        return 0
+    while j < eol and buf[j] == 32:
+        j += 1
+    a, digits, j = _parse_hex(buf, j, eol)
+    if not (j < eol and buf[j] == 44 and digits > 0):
+        return -1
+    j += 1
+    s = 0
+    while j < eol and 48 <= buf[j] <= 57:
+        s = s * 10 + (buf[j] - 48)
+        j += 1
+    if kind == 3:
+        op[n], addr[n], size[n] = 1, a, s
+        op[n + 1], addr[n + 1], size[n + 1] = 2, a, s
+        return 2
+    op[n], addr[n], size[n] = kind, a, s
+    return 1
+
+
+@njit(cache=True)
+def _din_line(buf, pos, eol, op, addr, size, n):
+    """One ``label address`` line: 1 record, 0 for blank/unknown/flush records, -1 malformed."""
+    j = pos
+    while j < eol and (buf[j] == 32 or buf[j] == 9):
+        j += 1
+    if j == eol:
+        return 0
+    label = -1
+    if 48 <= buf[j] <= 57:
+        label = buf[j] - 48
+        j += 1
+    ok = label >= 0 and j < eol and (buf[j] == 32 or buf[j] == 9)
+    while j < eol and (buf[j] == 32 or buf[j] == 9):
+        j += 1
+    a, digits, j = _parse_hex(buf, j, eol)
+    if not (ok and digits > 0 and label <= 4):
+        return -1
+    if label > 2:
+        return 0
+    op[n] = 1 if label == 0 else (2 if label == 1 else 0)
+    addr[n] = a
+    size[n] = 0
+    return 1
+
+
+@njit(cache=True)
+def _parse(buf, lackey, op, addr, size):
+    """Parse the complete lines of ``buf``; returns (records, bytes consumed, malformed
+    lines).  An incomplete last line is left for the next read."""
     n = 0
     pos = 0
     bad = 0
     end = buf.shape[0]
-    cap = op.shape[0]
     while pos < end:
         eol = pos
         while eol < end and buf[eol] != 10:
             eol += 1
-        if eol == end or n + 1 > cap:
+        if eol == end or n + 2 > op.shape[0]:
             break
-        j = pos
-        while j < eol and (buf[j] == 32 or buf[j] == 9):
-            j += 1
-        if j < eol:
-            label = -1
-            if 48 <= buf[j] <= 57:
-                label = buf[j] - 48
-                j += 1
-            ok = label >= 0 and j < eol and (buf[j] == 32 or buf[j] == 9)
-            while j < eol and (buf[j] == 32 or buf[j] == 9):
-                j += 1
-            a = np.uint64(0)
-            digits = 0
-            while j < eol:
-                d = _hex_digit(buf[j])
-                if d < 0:
-                    break
-                a = a * np.uint64(16) + np.uint64(d)
-                digits += 1
-                j += 1
-            if ok and digits > 0 and label <= 2:
-                op[n] = 1 if label == 0 else (2 if label == 1 else 0)
-                addr[n] = a
-                n += 1
-            elif not (ok and digits > 0 and label <= 4):
-                bad += 1
+        got = _lackey_line(buf, pos, eol, op, addr, size, n) if lackey else _din_line(buf, pos, eol, op, addr,
+                                                                                      size, n)
+        if got < 0:
+            bad += 1
+        else:
+            n += got
         pos = eol + 1
     return n, pos, bad
 
@@ -211,10 +200,8 @@ def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> It
             buf = np.frombuffer(text, dtype=np.uint8)
             pos = 0
             while pos < buf.size:
-                if fmt == "lackey":
-                    n, used, bad = _parse_lackey(buf[pos:], op, addr, size)
-                else:
-                    n, used, bad = _parse_din(buf[pos:], op, addr)
+                n, used, bad = _parse(buf[pos:], fmt == "lackey", op, addr, size)
+                if fmt == "din":
                     size[:n] = din_size
                 line_errors += bad
                 if n:

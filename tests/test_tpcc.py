@@ -392,10 +392,11 @@ def test_readme_commands_run(capsys, monkeypatch, tmp_path):
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
     monkeypatch.chdir(tmp_path)
-    commands = [line.split(" # ")[0].strip() for line in readme.splitlines() if line.startswith("mva solve data/")]
-    assert len(commands) >= 9
+    commands = [line.split(" # ")[0].strip() for line in readme.splitlines()
+                if line.startswith(("mva solve data/", "mva simulate ", "mva trace "))]
+    assert len(commands) >= 18
     for command in commands:
-        argv = [a.replace("data/", os.path.join(root, "data") + "/", 1) if a.startswith("data/") else a
+        argv = [os.path.join(root, a) if a.startswith("data/") else a
                 for a in shlex.split(command)[1:]]
         assert main(argv) == 0, command
     capsys.readouterr()
