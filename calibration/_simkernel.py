@@ -110,20 +110,6 @@ def rehash(tab_tag, tab_key, tab_val, new_tag, new_key, new_val):
 
 
 @njit(cache=True)
-def count_blocks(op, addr, size, log_block, data_only):
-    """Number of block references the raw references expand to."""
-    n = 0
-    for i in range(op.shape[0]):
-        if data_only and op[i] == IFETCH:
-            continue
-        s = np.uint64(max(np.int64(size[i]), 1))
-        first = addr[i] >> np.uint64(log_block)
-        last = (addr[i] + s - np.uint64(1)) >> np.uint64(log_block)
-        n += np.int64(last - first) + 1
-    return n
-
-
-@njit(cache=True)
 def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
               blk_tag, blk_key, blk_val, pg_tag, pg_key, pg_val, counts,
               set_of, owner, is_kernel, is_code, log_block, log_word, n_sets, page_seed, identity_pages,

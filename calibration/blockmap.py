@@ -78,8 +78,9 @@ class BlockMap:
     def map(self, pid: int, chunk: Chunk, out_block: np.ndarray, out_info: np.ndarray):
         """Write the block references of ``chunk`` into ``out_block``/``out_info``;
         returns (raw references consumed, block references written)."""
-        m = K.count_blocks(chunk.op, chunk.addr, chunk.size, self.log_block, self.data_only)
-        self.reserve(self.count + m + 1)
+        # at most this many new blocks: every reference spanning its largest possible extent
+        span = 1 + (int(chunk.size.max(initial=1)) + (1 << self.log_block) - 2 >> self.log_block)
+        self.reserve(self.count + len(chunk) * span + 1)
         kernel = chunk.kernel
         for lo, hi in self.kernel_ranges[pid]:
             kernel = kernel | ((chunk.addr >= np.uint64(lo)) & (chunk.addr < np.uint64(hi)))

@@ -485,3 +485,28 @@ def test_cli_errors_are_one_line_and_exit_2(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1
+
+
+def test_data_only_drops_instruction_fetches_and_kernel_flags_reach_the_counts():
+    chunk = Chunk.concat(read_npz(DATA / "sort.npz")).slice(0, 50_000)
+    kernel = np.zeros(len(chunk), dtype=bool)
+    kernel[::3] = True                                  # pretend every third reference is the kernel's
+    flagged = Chunk(chunk.op, chunk.addr, chunk.size, kernel)
+    wl = Workload("k", (Process("p", lambda: iter([flagged]), len(flagged)),))
+    full = simulate(wl, cpus=1, cache=8192, block=32, assoc=2).to_dict()
+    data = simulate(wl, cpus=1, cache=8192, block=32, assoc=2, data_only=True).to_dict()
+    assert data["references_by_access"]["ifetch"] == 0
+    assert data["references_by_access"]["load"] == full["references_by_access"]["load"]
+    assert data["references_by_access"]["store"] == full["references_by_access"]["store"]
+    assert 0 < full["kernel_references"] < full["references"]
+    assert sum(full["misses_kernel"].values()) > 0 and sum(full["misses_user"].values()) > 0
+    assert sum(full["misses_kernel"].values()) + sum(full["misses_user"].values()) == full["misses"]
+
+
+def test_kernel_ranges_of_a_manifest_mark_kernel_references(tmp_path):
+    np.savez(tmp_path / "a.npz", op=np.array([1, 1, 2], np.uint8), addr=np.array([0x1000, 0xC0000000, 0xC0000040],
+                                                                                   np.uint64))
+    (tmp_path / "w.toml").write_text('[[process]]\nname = "a"\ntrace = "a.npz"\n[[shared]]\nname = "k"\n'
+                                     'start = 0xC0000000\nend = 0xD0000000\nkernel = true\n')
+    stats = workload_statistics(read_manifest(tmp_path / "w.toml"))
+    assert stats["kernel"] == pytest.approx(200 / 3)
