@@ -146,6 +146,11 @@ def read_manifest(path) -> Workload:
     procs = []
     for k, entry in enumerate(doc.get("process", [])):
         where = f"process[{k}]"
+        extra = set(entry) - {"name", "trace", "format"}
+        if extra:
+            raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, trace, format")
+        if entry.get("format") not in (None, "lackey", "din", "npz"):
+            raise ModelError(f"{where}.format", f"unknown format {entry['format']!r}; choose lackey, din or npz")
         if "trace" not in entry:
             raise ModelError(f"{where}.trace", "missing (a lackey, din or npz file)")
         trace = (path.parent / entry["trace"]).resolve()
@@ -164,6 +169,10 @@ def read_manifest(path) -> Workload:
     shared = []
     for k, entry in enumerate(doc.get("shared", [])):
         where = f"shared[{k}]"
+        extra = set(entry) - {"name", "start", "end", "processes", "kernel"}
+        if extra:
+            raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end, "
+                                    "processes, kernel")
         for key in ("start", "end"):
             if not isinstance(entry.get(key), int) or entry[key] < 0:
                 raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")

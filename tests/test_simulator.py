@@ -510,3 +510,19 @@ def test_kernel_ranges_of_a_manifest_mark_kernel_references(tmp_path):
                                      'start = 0xC0000000\nend = 0xD0000000\nkernel = true\n')
     stats = workload_statistics(read_manifest(tmp_path / "w.toml"))
     assert stats["kernel"] == pytest.approx(200 / 3)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('[[process]]\nname = "a"\ntrace = "a.npz"\ncolour = 1\n', r"process\[0\]: unknown key"),
+    ('[[process]]\nname = "a"\ntrace = "a.npz"\nformat = "pin"\n', r"process\[0\].format: unknown format"),
+    ('[[process]]\nname = "a"\ntrace = "a.npz"\n[[shared]]\nstart = 0\nend = 8\nsize = 3\n', r"shared\[0\]: unknown"),
+    ('[[process]]\nname = "a"\ntrace = "a.npz"\n[[shared]]\nstart = 0\nend = 8\nprocesses = ["b"]\n',
+     "unknown process"),
+    ('name = "x"\n', "at least one"),
+    ('[[process]]\nname = "a"\ntrace = "a.npz"\nreferences = -1\n', "unknown key"),
+])
+def test_manifest_errors(tmp_path, text, needle):
+    np.savez(tmp_path / "a.npz", op=np.array([1], np.uint8), addr=np.array([0], np.uint64))
+    (tmp_path / "w.toml").write_text(text)
+    with pytest.raises(ModelError, match=needle):
+        read_manifest(tmp_path / "w.toml")
