@@ -4,6 +4,9 @@ about 10^8 references.
 
     python benchmarks/bench_simulator.py [--quick]
 
+Each speed is the median of 3 timed runs after one untimed run (which loads the compiled
+kernels and warms the file cache).
+
 Traces: a valgrind lackey trace of ``gzip`` (made here when valgrind is installed,
 converted once to an uncompressed .npz; otherwise the synthetic ``gzip`` preset written
 as .npz) for one processor, and the EC-server preset written as 26 .npz traces plus a
@@ -24,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from calibration.simulator import simulate  # noqa: E402
 from calibration.synthetic import generate  # noqa: E402
@@ -65,23 +69,25 @@ def ec_server_manifest(references: int) -> Path:
     return out / "workload.toml"
 
 
-def measure(label, workload_factory, **config):
-    started = time.perf_counter()
-    wl = workload_factory()
-    result = simulate(wl, **config)
-    seconds = time.perf_counter() - started
+def measure(label, workload_factory, repeats=3, **config):
+    """Median over ``repeats`` end-to-end runs (workload opened, traces read and mapped,
+    simulated); the first run also warms the operating system's file cache."""
+    from timing import median_time
+
+    seconds, result = median_time(lambda: simulate(workload_factory(), **config), repeats)
     return {"case": label, "references": result.references, "seconds": seconds,
             "M refs/s": result.references / seconds / 1e6, "miss rate %": 100 * result.misses / result.references}
 
 
 def peak_memory(references: int) -> dict:
     """Peak resident memory of a separate process simulating ``references`` references of
-    the EC-server preset on 8 processors (generated on the fly: no trace on disk)."""
-    code = ("import resource, time; from calibration.synthetic import generate; "
+    the EC-server preset on 8 processors (generated on the fly: no trace on disk).  Read
+    from /proc's VmHWM: getrusage's ru_maxrss would include the forking parent's memory."""
+    code = ("import time; from calibration.synthetic import generate; "
             "from calibration.simulator import simulate; t = time.perf_counter(); "
             f"r = simulate(generate('ec-server', references={references}), cpus=8); "
-            "print(r.references, time.perf_counter() - t, "
-            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; "
+            "print(r.references, time.perf_counter() - t, int(hwm) / 1024)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=HERE.parent).stdout.split()
     return {"references": int(out[0]), "seconds": float(out[1]), "peak RSS MiB": float(out[2])}
@@ -94,8 +100,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     gz = gzip_trace(args.quick)
     manifest = ec_server_manifest(2_600_000 if args.quick else 26_000_000)
-    # warm up the compiled kernels (numba caches them on disk; the first call loads them)
-    simulate(generate("ec-server", references=26_000), cpus=2)
     rows = [
         measure("1 CPU, 32 KiB 8-way 64 B, lackey gzip (.npz)", lambda: trace_workload(gz), cpus=1, cache="32KiB",
                 block=64, assoc=8),

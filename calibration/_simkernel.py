@@ -51,8 +51,7 @@ C_UB = C_RB_MEM + 6
 C_MIGRATIONS = C_RB_MEM + 7
 C_DISPATCHES = C_RB_MEM + 8
 C_PENDING = C_RB_MEM + 9          # invalidation misses on shared blocks not yet split true/false
-C_HITS = C_RB_MEM + 10
-N_COUNTERS = C_HITS + 1
+N_COUNTERS = C_RB_MEM + 10
 
 # global scalars (int64 array)
 G_REFS, G_BUS_FREE, G_BUS_BUSY, G_SLICES, G_OUT, G_STAMP, G_ERROR_REF = range(7)
@@ -64,7 +63,7 @@ COST_CPU, COST_MEM, COST_C2C, COST_UB, COST_INV, COST_WR = range(6)
 RUN_DONE, RUN_REFILL, RUN_STALE_READ, RUN_TWO_WRITABLE = 0, 1, -1, -2
 
 _FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
-MEMO = 1024
+MEMO = 16384
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +188,7 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
             memo_val[memo] = b
             if kernel[i]:
                 is_kernel[b] = 1
-            if a == IFETCH:
+            if a == IFETCH and is_code[b] == 0:
                 is_code[b] = 1
             lo = base if vb == first_blk else vb << np.uint64(log_block)
             hi = last_byte if vb == last_blk else ((vb + np.uint64(1)) << np.uint64(log_block)) - np.uint64(1)
@@ -344,7 +343,7 @@ def _store_through_buffer(store_buffer, p, t, glob, bus_cost):
 def run(budget, buf_block, buf_info, buf_len, cursor,
         set_of, owner, is_kernel, is_code,
         line_block, line_state, line_inv, line_stamp, where, newv, used, pending, last_slice,
-        clock, running, slice_left, busy, stall, refs_by_cpu, store_buffer,
+        clock, running, slice_left, stall, refs_by_cpu, store_buffer,
         ready, ready_since, last_cpu, cur_slice,
         proc_txn, proc_next, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind,
         uses_private_line, assoc, cost, policy, slice_refs, affinity_factor, rng, glob, counts,
@@ -372,7 +371,9 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
     p = -1
     bound = np.int64(0)
     bound_cpu = 0
-    while glob[G_REFS] < budget:
+    refs_done = glob[G_REFS]       # kept in locals in the hot loop, written back on return
+    stamp = glob[G_STAMP]
+    while refs_done < budget:
         if p < 0:
             # processor with the smallest clock (lowest index on ties), and the next one:
             # p keeps the turn while it stays ahead of it (nothing else moves meanwhile)
@@ -389,6 +390,8 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
         c = cursor[pid]
         if c >= buf_len[pid]:
             glob[G_OUT] = pid
+            glob[G_REFS] = refs_done
+            glob[G_STAMP] = stamp
             return RUN_REFILL
         b = buf_block[pid, c]
         info = buf_info[pid, c]
@@ -400,18 +403,17 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
         priv = 1 if (uses_private_line and owner[b] >= 0 and access != IFETCH) else 0
         t = clock[p]
         counts[C_REFS + 2 * access + kern] += 1
-        glob[G_STAMP] += 1
+        stamp += 1
         slot = where[b, p]
         state = line_state[p, slot] if slot >= 0 else I
         delay = np.int64(0)
         if state != I:
             # ---- hit ---------------------------------------------------------------
-            counts[C_HITS] += 1
             txn = proc_txn[state, is_write, priv]
             resp = 0
             if txn != NONE:   # a write hit that needs the bus: INV (MESI/AMSD) or WR (PSCR)
                 resp, _, affected, useful = _snoop(
-                    b, p, txn, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                    b, p, txn, priv, mask, stamp, where, line_state, line_inv, used, pending, is_kernel,
                     counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem,
                     ver_copy)
                 if txn == INV:
@@ -485,7 +487,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             txn = proc_txn[I, is_write, priv]
             snoop_txn = RB if txn == RB_WR else txn
             resp, supplier, affected, useful = _snoop(
-                b, p, snoop_txn, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                b, p, snoop_txn, priv, mask, stamp, where, line_state, line_inv, used, pending, is_kernel,
                 counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem, ver_copy)
             if check:
                 for w in range(ver_copy.shape[2]):
@@ -500,7 +502,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             if txn == RB_WR and (resp & SH):
                 # PSCR write miss on a shared page: the word goes out as a write transaction
                 resp_wr, _, affected, useful = _snoop(
-                    b, p, WR, priv, mask, glob[G_STAMP], where, line_state, line_inv, used, pending, is_kernel,
+                    b, p, WR, priv, mask, stamp, where, line_state, line_inv, used, pending, is_kernel,
                     counts, snoop_next, snoop_resp, snoop_supply, snoop_memupd, snoop_invkind, check, ver_mem,
                     ver_copy)
                 resp |= resp_wr
@@ -518,7 +520,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             else:
                 delay = _bus(glob, t, bus_cost) - t
         # ---- after the access: bookkeeping common to hits and misses -------------------
-        line_stamp[p, slot] = glob[G_STAMP]
+        line_stamp[p, slot] = stamp
         if n_cpus > 1:     # sharing bookkeeping (nothing is shared on one processor)
             used[b, p] |= mask
             if is_write:
@@ -535,10 +537,11 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             for w in range(ver_copy.shape[2]):
                 if mask & (np.uint64(1) << np.uint64(w)):
                     if is_write:
-                        ver_global[b, w] = glob[G_STAMP]
-                        ver_copy[b, p, w] = glob[G_STAMP]
+                        ver_global[b, w] = stamp
+                        ver_copy[b, p, w] = stamp
                     elif ver_copy[b, p, w] != ver_global[b, w]:
-                        glob[G_ERROR_REF] = glob[G_REFS]
+                        glob[G_ERROR_REF] = refs_done
+                        glob[G_REFS] = refs_done
                         return RUN_STALE_READ
             n_valid = 0
             n_writable = 0
@@ -549,14 +552,14 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                     if writable[line_state[q, sq]]:
                         n_writable += 1
             if n_writable > 1 or (n_writable == 1 and n_valid > 1):
-                glob[G_ERROR_REF] = glob[G_REFS]
+                glob[G_ERROR_REF] = refs_done
+                glob[G_REFS] = refs_done
                 return RUN_TWO_WRITABLE
         last_slice[b, pid] = cur_slice[pid]
         clock[p] = t + delay + cpu_op
         stall[p] += delay
-        busy[p] += cpu_op
         refs_by_cpu[p] += 1
-        glob[G_REFS] += 1
+        refs_done += 1
         slice_left[p] -= 1
         if bound_cpu >= 0 and (clock[p] > bound or (clock[p] == bound and p > bound_cpu)):
             p_next = -1
@@ -571,4 +574,6 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             _dispatch(p, now, running, ready, ready_since, last_cpu, cur_slice, slice_left, policy,
                       slice_refs, bonus, rng, glob, counts)
         p = p_next
+    glob[G_REFS] = refs_done
+    glob[G_STAMP] = stamp
     return RUN_DONE

@@ -256,8 +256,7 @@ def _counter_names():
     for idx, name in ((K.C_RB_MEM, "bus.read_block_memory"), (K.C_RB_C2C, "bus.read_block_cache"),
                       (K.C_RIB_MEM, "bus.read_invalidate_memory"), (K.C_RIB_C2C, "bus.read_invalidate_cache"),
                       (K.C_INV, "bus.invalidate"), (K.C_WR, "bus.write"), (K.C_UB, "bus.update_block"),
-                      (K.C_MIGRATIONS, "migrations"), (K.C_DISPATCHES, "dispatches"), (K.C_PENDING, "pending"),
-                      (K.C_HITS, "hits")):
+                      (K.C_MIGRATIONS, "migrations"), (K.C_DISPATCHES, "dispatches"), (K.C_PENDING, "pending")):
         names[idx] = name
     assert None not in names
     return names
@@ -292,7 +291,6 @@ class _Machine:
         self.clock = np.zeros(P, dtype=np.int64)
         self.running = np.full(P, -1, dtype=np.int64)
         self.slice_left = np.zeros(P, dtype=np.int64)
-        self.busy = np.zeros(P, dtype=np.int64)
         self.stall = np.zeros(P, dtype=np.int64)
         self.refs_by_cpu = np.zeros(P, dtype=np.int64)
         self.store_buffer = np.zeros((P, 2), dtype=np.int64)
@@ -338,7 +336,7 @@ class _Machine:
                      at["set_of"], at["owner"], at["is_kernel"], at["is_code"],
                      self.line_block, self.line_state, self.line_inv, self.line_stamp, pb["where"], pb["newv"],
                      pb["used"], pb["pending"], pb["last_slice"],
-                     self.clock, self.running, self.slice_left, self.busy, self.stall, self.refs_by_cpu,
+                     self.clock, self.running, self.slice_left, self.stall, self.refs_by_cpu,
                      self.store_buffer, self.ready, self.ready_since, self.last_cpu, self.cur_slice,
                      pr.proc_txn, pr.proc_next, pr.snoop_next, pr.snoop_resp, pr.snoop_supply, pr.snoop_memupd,
                      pr.snoop_invkind, pr.uses_private_line, cfg.assoc, self.costs,
@@ -444,7 +442,9 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     assert counts["pending"] == int(open_pending.sum())
     counts["pending"] = 0
     cycles = int(max(m.clock.max(), m.glob[K.G_BUS_FREE]))    # the run ends when the bus is quiet too
-    return SimulationResult(workload.name, cfg, counts, cycles, m.busy.copy(), m.stall.copy(),
+    busy = m.refs_by_cpu * m.costs[K.COST_CPU]      # every reference's own cycles
+    counts["hits"] = int(m.refs_by_cpu.sum()) - sum(v for k, v in counts.items() if k.startswith("miss."))
+    return SimulationResult(workload.name, cfg, counts, cycles, busy, m.stall.copy(),
                             m.refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
 
 

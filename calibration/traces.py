@@ -235,6 +235,22 @@ def _read_header(fh, version):
     return np.lib.format.read_array_header_2_0(fh)
 
 
+def _open_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """A file object positioned at the start of a member's data.  A stored (uncompressed)
+    member is read straight from the file, skipping zipfile's per-read CRC; a deflated one
+    through zipfile."""
+    if info.compress_type != zipfile.ZIP_STORED:
+        return zf.open(info)
+    import struct
+
+    raw = open(path, "rb")
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    name_length, extra_length = struct.unpack("<HH", local[26:30])
+    raw.seek(info.header_offset + 30 + name_length + extra_length)
+    return raw
+
+
 def _npz_member(zf: zipfile.ZipFile, name: str):
     info = next((i for i in zf.infolist() if i.filename in (name, name + ".npy")), None)
     return info
@@ -255,7 +271,7 @@ def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
                 if name in ("op", "addr"):
                     raise TraceError(str(path), f"missing array {name!r} (an npz trace needs 'op' and 'addr')")
                 continue
-            fh = zf.open(info)
+            fh = _open_member(path, zf, info)
             version = np.lib.format.read_magic(fh)
             shape, fortran, dtype = _read_header(fh, version)
             if len(shape) != 1:
@@ -266,18 +282,27 @@ def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
             if length != n:
                 raise TraceError(str(path), f"array {name!r} has {length} entries, 'op' has {n}")
         done = 0
-        while done < n:
-            take = min(chunk_references, n - done)
-            cols = {}
-            for name, (fh, dtype, _) in members.items():
-                raw = fh.read(take * dtype.itemsize)
-                cols[name] = np.frombuffer(raw, dtype=dtype)
-            op = cols["op"]
-            if op.size and op.max() > 2:
-                raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load) or 2 (store)")
-            yield _chunk(op, cols["addr"], cols.get("size", np.full(take, 4, dtype=np.uint16)),
-                         cols.get("kernel"))
-            done += take
+        try:
+            yield from _npz_chunks(path, members, n, chunk_references)
+        finally:
+            for fh, _, _ in members.values():
+                fh.close()
+
+
+def _npz_chunks(path, members, n, chunk_references):
+    """Chunks of the opened members (file objects at their data, dtype, length)."""
+    done = 0
+    while done < n:
+        take = min(chunk_references, n - done)
+        cols = {}
+        for name, (fh, dtype, _) in members.items():
+            cols[name] = np.frombuffer(fh.read(take * dtype.itemsize), dtype=dtype)
+        op = cols["op"]
+        if op.size and op.max() > 2:
+            raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load) or 2 (store)")
+        yield _chunk(op, cols["addr"], cols.get("size", np.full(take, 4, dtype=np.uint16)),
+                     cols.get("kernel"))
+        done += take
 
 
 def write_npz(path, chunks, compress: bool = True) -> int:
