@@ -282,3 +282,89 @@ def register_simulate(sub):
     p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=_cmd_simulate)
+
+
+# --- mva calibrate -----------------------------------------------------------------------
+def _cmd_calibrate(args):
+    from mva.files import read_document
+
+    from .fit import calibrated_document, fit, operational_demands, regression_demands
+
+    out, close = _open_output(args.output, args.force)
+    try:
+        if args.demands:
+            if len(args.files) != 1:
+                raise ModelError("--demands", "takes one observation table: mva calibrate OBS.csv --demands")
+            laws = operational_demands(args.files[0]) if not args.multiclass(args) else None
+            reg = regression_demands(args.files[0], background=args.background)
+            if args.format == "json":
+                out.write(json.dumps({"operational": None if laws is None else laws.reset_index().to_dict("records"),
+                                      "regression": reg.reset_index().to_dict("records")}) + "\n")
+            else:
+                if laws is not None:
+                    out.write("Utilisation law D = U / X per row (mean, min, max):\n")
+                    out.write(laws.to_string(float_format=lambda v: f"{v:.6g}") + "\n\n")
+                out.write("Regression U = D X" + (" + U0" if args.background else "") + " (non-negative least squares):\n")
+                out.write(reg.to_string(float_format=lambda v: f"{v:.6g}") + "\n")
+            return 0
+        if len(args.files) != 2:
+            raise ModelError("calibrate", "expected MODEL OBSERVATIONS.csv (or OBSERVATIONS.csv --demands)")
+        if not args.fit:
+            raise ModelError("--fit", "name at least one parameter to fit, e.g. --fit cpu.cache_hit_rate=0.5:1")
+        if args.write and Path(args.write).exists() and not args.force:
+            raise ModelError("--write", f"{args.write} exists; pass --force to overwrite it")
+        doc = read_document(args.files[0])
+        holdout = [int(x) for x in args.holdout_rows.split(",")] if args.holdout_rows else []
+        result = fit(doc, args.files[1], args.fit, holdout_rows=holdout, level=args.level)
+        if args.format == "json":
+            out.write(json.dumps({"file": args.files[0], **result.to_dict(),
+                                  "rows": json.loads(result.rows.to_json(orient="records"))}) + "\n")
+        else:
+            pct = int(round(100 * result.level))
+            out.write(f"Fitted parameters ({pct}% intervals, {result.dof} degrees of freedom; "
+                      f"{'converged' if result.converged else 'NOT CONVERGED: ' + result.message}):\n")
+            out.write(result.estimates.to_string(float_format=lambda v: f"{v:.6g}") + "\n\n")
+            shown = [c for c in result.rows.columns if not c.startswith("error.")]
+            out.write(result.rows[shown].to_string(float_format=lambda v: f"{v:.6g}") + "\n\n")
+            for label in ("train", "holdout"):
+                e = result.errors[label]
+                if e["values"]:
+                    out.write(f"{label:<8} relative error: mean {100 * e['mean']:.3f}%, max {100 * e['max']:.3f}% "
+                              f"over {e['values']} values\n")
+        if args.write:
+            import tomli_w
+
+            text = tomli_w.dumps(calibrated_document(doc, result.values))
+            Path(args.write).write_text(f"# calibrated by: mva calibrate {' '.join(args.files)} "
+                                        f"{' '.join('--fit ' + f for f in args.fit)}\n" + text)
+            print(f"wrote {args.write}", file=sys.stderr)
+        return 0 if result.converged else 3
+    finally:
+        if close:
+            out.close()
+
+
+def register_calibrate(sub):
+    """Add ``mva calibrate``."""
+    p = sub.add_parser("calibrate", help="fit model parameters to observations; operational-law demands",
+                       description="Fit parameters of a network or model file to an observation table (CSV: "
+                                   "operating-point parameters and observed outputs per row), or estimate "
+                                   "service demands from utilisations and throughputs (--demands).")
+    p.add_argument("files", nargs="+", metavar="FILE", help="MODEL OBSERVATIONS.csv, or OBSERVATIONS.csv with --demands")
+    p.add_argument("--fit", action="append", default=[], metavar="NAME[=LOW:HIGH]",
+                   help="a parameter to fit, with optional bounds (repeatable); NAME[k] fits one list element")
+    p.add_argument("--holdout-rows", metavar="I,J", help="rows (0-based) to predict but not fit")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (0.95)")
+    p.add_argument("--demands", action="store_true", help="operational-law and regression demands only")
+    p.add_argument("--background", action="store_true", help="regression with a background utilisation term")
+    p.add_argument("--write", metavar="FILE", help="save the model file with the fitted values")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--force", action="store_true", help="overwrite existing -o / --write files")
+    p.set_defaults(handler=_cmd_calibrate, multiclass=lambda a: _multiclass(a.files[0]))
+
+
+def _multiclass(path):
+    from .fit import _throughput_columns, read_observations
+
+    return len(_throughput_columns(read_observations(path))) > 1

@@ -1,0 +1,382 @@
+"""Calibration: model parameters from observations.
+
+Two ways in:
+
+* **Operational laws** (Denning & Buzen 1978): the service demand of device k is
+  D_k = U_k / X (utilisation law), one estimate per operating point
+  (:func:`operational_demands`), and, over several operating points, the regression of
+  utilisation on the class throughputs, U_k = sum_c D_kc X_c (+ a background load if
+  asked), by non-negative least squares (:func:`regression_demands`; Lawson & Hanson's
+  NNLS through :func:`scipy.optimize.nnls`), with residuals.
+* **Least-squares fitting** (:func:`fit`) of any named parameters of any network or model
+  file against an observation table: one row per operating point, with the parameters
+  that define it (columns named like the file's parameters, e.g. ``cpus`` or
+  ``network.population``) and the observed outputs (columns named like the solver's
+  outputs, e.g. ``throughput`` or ``utilization.cpu``).  The relative residuals
+  (predicted - observed) / observed are minimised by :func:`scipy.optimize.least_squares`
+  within bounds.  Uncertainties come from the Jacobian at the solution:
+  cov = s^2 (J^T J)^-1 with s^2 = SSR / (m - n), and intervals from Student's t with
+  m - n degrees of freedom (the usual linearised, Gauss-Newton intervals; Bates & Watts
+  1988, ch. 2).  Rows can be held out: the fit never sees them and the errors on them
+  are reported apart.
+
+A fitted parameter may be a whole scalar parameter (``cpu.cache_hit_rate``) or one
+element of a list parameter (``station.cpu.demand[0]``).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from mva.errors import ModelError
+
+__all__ = ["read_observations", "operational_demands", "regression_demands", "fit", "FitResult",
+           "ObservationError", "parse_fit_spec", "calibrated_document"]
+
+
+class ObservationError(ModelError):
+    """A malformed observation table (names the column or row and the problem)."""
+
+
+def read_observations(path_or_frame) -> pd.DataFrame:
+    """An observation table from a CSV file (or a DataFrame): numeric columns, one row
+    per operating point; an optional ``split`` column says ``train`` or ``holdout``.
+    Empty cells are missing observations."""
+    if isinstance(path_or_frame, pd.DataFrame):
+        frame = path_or_frame.copy()
+        where = "observations"
+    else:
+        where = str(path_or_frame)
+        try:
+            import csv
+
+            with open(path_or_frame, newline="", encoding="utf-8") as fh:
+                header = next(csv.reader(fh), [])
+            dup = sorted({c.strip() for c in header if [h.strip() for h in header].count(c.strip()) > 1})
+            if dup:      # pandas would rename them silently
+                raise ObservationError(where, f"duplicate column(s): {', '.join(dup)}")
+            frame = pd.read_csv(path_or_frame)
+        except FileNotFoundError:
+            raise ObservationError(where, "no such file") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise ObservationError(where, f"not a readable CSV table ({str(exc).splitlines()[0]})") from None
+    if frame.shape[0] == 0:
+        raise ObservationError(where, "the table has no rows")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    dup = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if dup:
+        raise ObservationError(where, f"duplicate column(s): {', '.join(dup)}")
+    for col in frame.columns:
+        if col == "split":
+            bad = set(frame[col].astype(str)) - {"train", "holdout"}
+            if bad:
+                raise ObservationError(f"{where}: column split", f"values must be train or holdout, got "
+                                                                  f"{sorted(bad)[0]!r}")
+            continue
+        values = pd.to_numeric(frame[col], errors="coerce")
+        bad_rows = np.flatnonzero(values.isna() & frame[col].notna())
+        if bad_rows.size:
+            r = int(bad_rows[0])
+            raise ObservationError(f"{where}: row {r + 1}, column {col}", f"{frame[col].iloc[r]!r} is not a number")
+        if np.isinf(values).any():
+            raise ObservationError(f"{where}: column {col}", "infinite value")
+        frame[col] = values
+    return frame
+
+
+# --- operational laws --------------------------------------------------------------------------
+
+def _throughput_columns(frame: pd.DataFrame, where="observations"):
+    cols = [c for c in frame.columns if c == "throughput" or c.startswith("throughput.")]
+    if not cols:
+        raise ObservationError(where, "needs a throughput column (or throughput.<class> columns)")
+    if "throughput" in cols and len(cols) > 1:
+        cols = [c for c in cols if c != "throughput"]     # per-class columns win
+    return cols
+
+
+def operational_demands(observations) -> pd.DataFrame:
+    """Service demand D = U / X of every ``utilization.<device>`` column, per row (the
+    utilisation law), with the mean, min and max over rows.  Single-class tables only
+    (with several classes use :func:`regression_demands`).  Units: those of 1/X."""
+    frame = read_observations(observations)
+    xcols = _throughput_columns(frame)
+    if len(xcols) != 1:
+        raise ObservationError("observations", "the utilisation law needs one throughput per row; with several "
+                                               "classes use the regression")
+    x = frame[xcols[0]].to_numpy(float)
+    if np.any(x <= 0):
+        raise ObservationError(f"observations: column {xcols[0]}", "throughputs must be positive")
+    devices = [c for c in frame.columns if c.startswith("utilization.")]
+    if not devices:
+        raise ObservationError("observations", "needs utilization.<device> columns")
+    per_row = pd.DataFrame({c[len("utilization."):]: frame[c].to_numpy(float) / x for c in devices})
+    summary = pd.DataFrame({"demand": per_row.mean(), "min": per_row.min(), "max": per_row.max(),
+                            "rows": per_row.notna().sum()})
+    summary.index.name = "device"
+    return summary
+
+
+def regression_demands(observations, background: bool = False) -> pd.DataFrame:
+    """Demands by non-negative least squares of utilisation on throughput over the rows:
+    U_k = sum_c D_kc X_c (+ U0_k if ``background``).  One row per device: the demand per
+    class (``demand`` or ``demand.<class>``), ``background``, the residual RMS and the
+    largest absolute residual (utilisation units), and ``rows`` used."""
+    from scipy.optimize import nnls
+
+    frame = read_observations(observations)
+    xcols = _throughput_columns(frame)
+    devices = [c for c in frame.columns if c.startswith("utilization.")]
+    if not devices:
+        raise ObservationError("observations", "needs utilization.<device> columns")
+    out = []
+    for col in devices:
+        rows = frame[xcols + [col]].dropna()
+        a = rows[xcols].to_numpy(float)
+        if background:
+            a = np.column_stack([a, np.ones(len(rows))])
+        if len(rows) < a.shape[1]:
+            raise ObservationError(f"observations: column {col}",
+                                   f"{len(rows)} usable rows for {a.shape[1]} unknowns")
+        u = rows[col].to_numpy(float)
+        coef, _ = nnls(a, u)
+        resid = u - a @ coef
+        rec = {"device": col[len("utilization."):]}
+        for k, xc in enumerate(xcols):
+            rec["demand" if xc == "throughput" else f"demand.{xc[len('throughput.'):]}"] = coef[k]
+        rec["background"] = coef[-1] if background else 0.0
+        rec["residual_rms"] = float(np.sqrt(np.mean(resid ** 2)))
+        rec["residual_max"] = float(np.abs(resid).max())
+        rec["rows"] = len(rows)
+        out.append(rec)
+    return pd.DataFrame(out).set_index("device")
+
+
+# --- least-squares fitting ---------------------------------------------------------------------
+
+def parse_fit_spec(text: str):
+    """``NAME`` or ``NAME=LOW:HIGH`` (bounds; either side may be empty) -> (name, low, high)."""
+    name, _, bounds = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise ModelError("--fit", f"expected NAME or NAME=LOW:HIGH, got {text!r}")
+    low, high = 0.0, math.inf
+    if bounds:
+        lo, sep, hi = bounds.partition(":")
+        if not sep:
+            raise ModelError("--fit", f"bounds of {name} must be LOW:HIGH, got {bounds!r}")
+        try:
+            low = float(lo) if lo.strip() else -math.inf
+            high = float(hi) if hi.strip() else math.inf
+        except ValueError:
+            raise ModelError("--fit", f"bounds of {name} must be numbers, got {bounds!r}") from None
+        if not low < high:
+            raise ModelError("--fit", f"bounds of {name}: {low} is not below {high}")
+    return name, low, high
+
+
+def _split_index(name: str):
+    if name.endswith("]") and "[" in name:
+        base, _, idx = name[:-1].rpartition("[")
+        try:
+            return base, int(idx)
+        except ValueError:
+            raise ModelError("--fit", f"{name}: the index must be an integer") from None
+    return name, None
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Fitted values and their uncertainty, and observed vs predicted per row.
+
+    ``estimates``: one row per fitted parameter (value, std_error, low, high: the
+    ``level`` confidence interval).  ``rows``: the observation table with
+    ``predicted.<output>`` and ``error.<output>`` (relative) columns and ``split``.
+    ``errors``: mean and max absolute relative error on train and holdout rows.
+    """
+
+    estimates: pd.DataFrame
+    rows: pd.DataFrame
+    errors: dict
+    level: float
+    converged: bool
+    message: str
+    values: dict = field(default_factory=dict)
+    dof: int = 0
+
+    def to_dict(self) -> dict:
+        return {"estimates": {k: {c: (None if not np.isfinite(v) else float(v)) for c, v in row.items()}
+                              for k, row in self.estimates.to_dict(orient="index").items()},
+                "errors": self.errors, "level": self.level, "converged": self.converged, "message": self.message,
+                "degrees_of_freedom": self.dof, "values": self.values}
+
+
+def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.95, method=None,
+        options=None) -> FitResult:
+    """Fit ``parameters`` (names, or (name, low, high) triples; ``name[k]`` for one list
+    element) of the network or model document ``doc`` to ``observations``.
+
+    Columns of the table that are parameters of the file define each row's operating
+    point; the other columns (except ``split``) are observed outputs and must be outputs
+    of the file's solver.  Rows in ``holdout_rows`` (0-based) or marked ``holdout`` in a
+    ``split`` column are predicted but not fitted.
+    """
+    from scipy.optimize import least_squares
+    from scipy.stats import t as student_t
+
+    from mva.sweep import target_from_document
+
+    frame = read_observations(observations)
+    target = target_from_document(doc, method, options)
+    param_names = {p.name for p in target.parameters()}
+    specs = [parse_fit_spec(p) if isinstance(p, str) else tuple(p) for p in parameters]
+    if not specs:
+        raise ModelError("--fit", "name at least one parameter to fit")
+    base_values = dict(target.base)
+    unknowns = []
+    for name, low, high in specs:
+        base, index = _split_index(name)
+        if base not in param_names:
+            target.check_names([base])                      # "did you mean" error
+        value = base_values[base]
+        if index is not None:
+            if not isinstance(value, (list, tuple)) or not -len(value) <= index < len(value):
+                raise ModelError(name, f"{base} is not a list with an element {index}")
+            start = float(value[index])
+        else:
+            if isinstance(value, (list, tuple)):
+                if len(value) != 1:
+                    raise ModelError(name, f"{base} is a list of {len(value)}; fit one element, e.g. {base}[0]")
+                start = float(value[0])
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ModelError(name, f"only numeric parameters can be fitted ({base} = {value!r})")
+            else:
+                start = float(value)
+        start = min(max(start, low), high)
+        unknowns.append((name, base, index, low, high, start))
+    inputs = [c for c in frame.columns if c in param_names]
+    outputs = [c for c in frame.columns if c not in param_names and c != "split"]
+    fitted_bases = {u[1] for u in unknowns}
+    clash = sorted(set(inputs) & fitted_bases)
+    if clash:
+        raise ObservationError(f"observations: column {clash[0]}", "is both an operating-point column and fitted")
+    if not outputs:
+        raise ObservationError("observations", "no observed output columns (every column is a parameter)")
+    train = np.ones(len(frame), dtype=bool)
+    if "split" in frame.columns:
+        train &= frame["split"].astype(str).to_numpy() == "train"
+    for r in holdout_rows:
+        if not 0 <= r < len(frame):
+            raise ModelError("--holdout-rows", f"row {r} is outside the table's {len(frame)} rows")
+        train[r] = False
+    observed = frame[outputs].to_numpy(float)
+
+    def cases(theta):
+        out = []
+        for i in range(len(frame)):
+            case = {c: _as_param(frame[c].iloc[i], base_values[c]) for c in inputs}
+            for (name, base, index, *_), v in zip(unknowns, theta):
+                case[base] = _with_value(case.get(base, base_values[base]), index, v)
+            out.append(case)
+        return out
+
+    def predict(theta):
+        solved = target.solve_cases(cases(theta))
+        missing = [c for c in outputs if c not in solved.columns]
+        if missing:
+            raise ObservationError(f"observations: column {missing[0]}",
+                                   f"is neither a parameter nor an output; outputs: {', '.join(map(str, solved.columns))}")
+        return solved[outputs].to_numpy(float)
+
+    scale = np.where(np.abs(observed) > 0, np.abs(observed), 1.0)
+    mask = ~np.isnan(observed)
+
+    def residuals(theta, rows):
+        r = (predict(theta) - observed) / scale
+        return r[rows][mask[rows]]
+
+    theta0 = np.array([u[5] for u in unknowns])
+    predict(theta0)                                         # output names checked before fitting
+    m = int(mask[train].sum())
+    if m < len(unknowns):
+        raise ObservationError("observations", f"{m} observed values in training rows for {len(unknowns)} "
+                                               "parameters")
+    lows = np.array([u[3] for u in unknowns])
+    highs = np.array([u[4] for u in unknowns])
+    x0 = np.where(theta0 > 0, theta0, np.where(np.isfinite(highs), (lows + highs) / 2, lows + 1.0))
+    x0 = np.clip(x0, lows, highs)
+    if np.any(x0 == lows) and np.all(np.isfinite(lows)):
+        x0 = np.where(x0 == lows, lows + 1e-6 * np.maximum(1.0, np.abs(lows)), x0)
+    sol = least_squares(residuals, x0, bounds=(lows, highs), args=(train,), x_scale="jac", xtol=1e-12,
+                        ftol=1e-12, gtol=1e-12, max_nfev=200 * (len(unknowns) + 1))
+    theta = sol.x
+    dof = m - len(unknowns)
+    jac = sol.jac
+    if dof > 0:
+        s2 = 2.0 * sol.cost / dof
+        cov = np.linalg.pinv(jac.T @ jac) * s2
+        std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        tq = float(student_t.ppf(0.5 + level / 2, dof))
+    else:
+        std = np.full(len(unknowns), np.nan)
+        tq = np.nan
+    estimates = pd.DataFrame({"value": theta, "std_error": std, "low": theta - tq * std, "high": theta + tq * std,
+                              "start": theta0}, index=[u[0] for u in unknowns])
+    estimates.index.name = "parameter"
+    pred = predict(theta)
+    rel = (pred - observed) / scale
+    rows = frame.copy()
+    for k, c in enumerate(outputs):
+        rows[f"predicted.{c}"] = pred[:, k]
+        rows[f"error.{c}"] = rel[:, k]
+    rows["split"] = np.where(train, "train", "holdout")
+    errors = {}
+    for label, sel in (("train", train), ("holdout", ~train)):
+        vals = np.abs(rel[sel][mask[sel]])
+        errors[label] = ({"mean": float(vals.mean()), "max": float(vals.max()), "values": int(vals.size)}
+                         if vals.size else {"mean": None, "max": None, "values": 0})
+    values = {}
+    for (name, base, index, *_), v in zip(unknowns, theta):
+        values[base] = _with_value(values.get(base, base_values[base]), index, float(v))
+    return FitResult(estimates, rows, errors, level, bool(sol.success), str(sol.message), values, dof)
+
+
+def _as_param(cell, like):
+    """A table cell as a parameter value shaped like the file's (ints stay ints; a
+    one-element list stays a list)."""
+    v = float(cell)
+    if isinstance(like, (list, tuple)):
+        return [v]
+    if isinstance(like, int) and not isinstance(like, bool) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _with_value(current, index, value):
+    if index is None:
+        return [float(value)] if isinstance(current, (list, tuple)) else float(value)
+    out = list(current)
+    out[index] = float(value)
+    return out
+
+
+def calibrated_document(doc: dict, values: dict) -> dict:
+    """``doc`` with fitted ``values`` (dotted names) written in: network parameters into
+    the ``network`` table or the named station, model parameters into nested tables."""
+    from mva.modelkind import is_model_document
+    from mva.sweep import NetworkTarget
+
+    if not is_model_document(doc):
+        return NetworkTarget(doc).document(values)
+    out = copy.deepcopy(doc)
+    for name, value in values.items():
+        parts = name.split(".")
+        table = out
+        for part in parts[:-1]:
+            table = table.setdefault(part, {})
+        table[parts[-1]] = value
+    return out

@@ -1,0 +1,204 @@
+"""Calibration: operational-law demands, NNLS regression, least-squares fitting with
+intervals and held-out rows, and ``mva calibrate``."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibration.fit import ObservationError, fit, operational_demands, parse_fit_spec, read_observations, \
+    regression_demands
+from mva.cli import main
+from mva.errors import ModelError
+from mva.files import read_document
+from mva.sweep import target_from_document
+
+NETWORK = """
+[network]
+name = "three stations"
+population = [10]
+think_time = [2.0]
+
+[[station]]
+name = "cpu"
+type = "queue"
+demand = [0.05]
+
+[[station]]
+name = "disk1"
+type = "queue"
+demand = [0.08]
+
+[[station]]
+name = "disk2"
+type = "queue"
+demand = [0.03]
+"""
+TRUTH = {"station.cpu.demand": 0.05, "station.disk1.demand": 0.08, "station.disk2.demand": 0.03}
+
+
+@pytest.fixture()
+def network_file(tmp_path):
+    path = tmp_path / "net.toml"
+    path.write_text(NETWORK)
+    return path
+
+
+def _observations(noise, seed, populations=range(1, 13)):
+    """Observations of the network at its true demands, with relative Gaussian noise."""
+    doc = read_document_text(NETWORK)
+    target = target_from_document(doc)
+    cases = [{"network.population": [n], **{k: [v] for k, v in TRUTH.items()}} for n in populations]
+    out = target.solve_cases(cases)
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"network.population": list(populations)})
+    for col in ("throughput", "utilization.cpu", "utilization.disk1", "utilization.disk2"):
+        frame[col] = out[col].to_numpy() * (1 + noise * rng.standard_normal(len(frame)))
+    return frame
+
+
+def read_document_text(text):
+    import tomllib
+
+    return tomllib.loads(text)
+
+
+def test_operational_laws_are_exact_on_noise_free_data():
+    obs = _observations(0.0, 0)
+    laws = operational_demands(obs)
+    for device in ("cpu", "disk1", "disk2"):
+        assert laws.loc[device, "demand"] == pytest.approx(TRUTH[f"station.{device}.demand"], rel=1e-12)
+        assert laws.loc[device, "max"] - laws.loc[device, "min"] < 1e-12
+    reg = regression_demands(obs, background=True)
+    for device in ("cpu", "disk1", "disk2"):
+        assert reg.loc[device, "demand"] == pytest.approx(TRUTH[f"station.{device}.demand"], rel=1e-10)
+        assert reg.loc[device, "background"] == pytest.approx(0.0, abs=1e-10)
+        assert reg.loc[device, "residual_max"] < 1e-10
+
+
+def test_multiclass_regression_recovers_class_demands():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.1, 2.0, size=(8, 2))
+    demands = np.array([[0.1, 0.3], [0.25, 0.05]])        # device x class
+    frame = pd.DataFrame({"throughput.a": x[:, 0], "throughput.b": x[:, 1]})
+    for k, dev in enumerate(("cpu", "disk")):
+        frame[f"utilization.{dev}"] = x @ demands[k] + 0.02 * (dev == "disk")
+    reg = regression_demands(frame, background=True)
+    assert reg.loc["cpu", ["demand.a", "demand.b"]].to_numpy() == pytest.approx(demands[0], rel=1e-9)
+    assert reg.loc["disk", ["demand.a", "demand.b"]].to_numpy() == pytest.approx(demands[1], rel=1e-9)
+    assert reg.loc["disk", "background"] == pytest.approx(0.02, rel=1e-9)
+    with pytest.raises(ObservationError, match="one throughput per row"):
+        operational_demands(frame)
+
+
+def test_fit_is_exact_on_noise_free_data(network_file):
+    doc = read_document(str(network_file))
+    start = {"station.cpu.demand": [0.02], "station.disk1.demand": [0.2]}
+    doc["station"][0]["demand"], doc["station"][1]["demand"] = start["station.cpu.demand"], start["station.disk1.demand"]
+    result = fit(doc, _observations(0.0, 0), ["station.cpu.demand", "station.disk1.demand=0:1"])
+    assert result.converged
+    for name in ("station.cpu.demand", "station.disk1.demand"):
+        assert result.estimates.loc[name, "value"] == pytest.approx(TRUTH[name], rel=1e-7)
+    assert result.errors["train"]["max"] < 1e-8
+
+
+def test_fit_intervals_cover_the_truth_about_as_often_as_they_claim(network_file):
+    doc = read_document(str(network_file))
+    names = list(TRUTH)
+    covered = total = 0
+    for seed in range(20):
+        result = fit(doc, _observations(0.01, seed), names, level=0.95)
+        for name in names:
+            row = result.estimates.loc[name]
+            covered += row["low"] <= TRUTH[name] <= row["high"]
+            total += 1
+            assert row["std_error"] > 0
+    # 60 intervals at 95%: fewer than 49 covered would happen with probability < 1e-4
+    assert covered / total >= 0.8, covered
+
+
+def test_holdout_rows_are_not_fitted(network_file):
+    doc = read_document(str(network_file))
+    obs = _observations(0.0, 0)
+    obs.loc[10:, "throughput"] *= 1.5                  # corrupt two rows, then hold them out
+    result = fit(doc, obs, list(TRUTH), holdout_rows=[10, 11])
+    assert result.estimates.loc["station.cpu.demand", "value"] == pytest.approx(0.05, rel=1e-6)
+    assert result.errors["train"]["max"] < 1e-6
+    assert result.errors["holdout"]["max"] == pytest.approx(1 / 3, rel=1e-3)   # 1/1.5 - 1
+    assert list(result.rows["split"]) == ["train"] * 10 + ["holdout"] * 2
+    split = obs.assign(split=["train"] * 10 + ["holdout"] * 2)
+    again = fit(doc, split, list(TRUTH))
+    assert again.estimates["value"].to_numpy() == pytest.approx(result.estimates["value"].to_numpy(), rel=1e-9)
+
+
+def test_fit_a_model_file_parameter():
+    doc = read_document("data/tpcc/c2.toml")
+    target = target_from_document(doc)
+    cases = [{"terminals": n, "cpu.cache_hit_rate": 0.93} for n in (8, 16, 32, 48, 64)]
+    observed = target.solve_cases(cases)
+    frame = pd.DataFrame({"terminals": [c["terminals"] for c in cases], "tpmC": observed["tpmC"],
+                          "utilization.cpu": observed["utilization.cpu"]})
+    result = fit(doc, frame, ["cpu.cache_hit_rate=0.5:0.999"])
+    assert result.estimates.loc["cpu.cache_hit_rate", "value"] == pytest.approx(0.93, rel=1e-6)
+
+
+@pytest.mark.parametrize("csv,needle", [
+    ("", "not a readable CSV"),
+    ("network.population,throughput\n", "no rows"),
+    ("network.population,throughput\n1,abc\n", "row 1, column throughput"),
+    ("network.population,colour\n1,2\n", "column colour"),
+    ("network.population,throughput,split\n1,2,maybe\n", "split"),
+    ("network.population,network.population\n1,2\n", "duplicate"),
+    ("network.population\n1\n", "no observed output"),
+    ("station.cpu.demand,throughput\n0.1,2\n", "both an operating-point column and fitted"),
+])
+def test_malformed_observation_tables_are_clear_errors(tmp_path, network_file, csv, needle):
+    path = tmp_path / "obs.csv"
+    path.write_text(csv)
+    with pytest.raises(ModelError, match=needle):
+        fit(read_document(str(network_file)), path, ["station.cpu.demand"])
+
+
+def test_fit_input_errors(network_file):
+    doc = read_document(str(network_file))
+    obs = _observations(0.0, 0, populations=[1, 2])
+    with pytest.raises(ModelError, match="did you mean"):
+        fit(doc, obs, ["station.cpu.demnd"])
+    with pytest.raises(ModelError, match="outside the table"):
+        fit(doc, obs, ["station.cpu.demand"], holdout_rows=[5])
+    with pytest.raises(ModelError, match="not below"):
+        parse_fit_spec("x=2:1")
+    with pytest.raises(ModelError, match="observed values"):
+        fit(doc, obs.iloc[:1][["network.population", "throughput"]], list(TRUTH))
+    with pytest.raises(ObservationError, match="throughput"):
+        operational_demands(pd.DataFrame({"utilization.cpu": [0.5]}))
+    assert read_observations(obs).shape == obs.shape
+
+
+def test_cli_calibrate_fit_write_and_demands(tmp_path, network_file, capsys):
+    obs = tmp_path / "obs.csv"
+    _observations(0.005, 3).to_csv(obs, index=False)
+    out = tmp_path / "calibrated.toml"
+    argv = ["calibrate", str(network_file), str(obs), "--fit", "station.cpu.demand=0:1", "--fit",
+            "station.disk1.demand", "--fit", "station.disk2.demand[0]", "--holdout-rows", "10,11",
+            "--write", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "Fitted parameters" in text and "holdout" in text
+    assert main(argv) == 2                                     # --write exists
+    assert "exists" in capsys.readouterr().err
+    assert main(argv + ["--force", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    fitted = report["estimates"]["station.cpu.demand"]["value"]
+    # the written file solves with the fitted values
+    assert main(["solve", str(out), "--format", "json"]) == 0
+    solved = json.loads(capsys.readouterr().out)
+    assert solved["network"] == "three stations"
+    calibrated = read_document(str(out))
+    assert calibrated["station"][0]["demand"] == [pytest.approx(fitted)]
+    assert main(["calibrate", str(obs), "--demands"]) == 0
+    assert "Utilisation law" in capsys.readouterr().out
+    assert main(["calibrate", str(network_file), str(obs)]) == 2
+    assert "--fit" in capsys.readouterr().err
