@@ -51,7 +51,11 @@ C_UB = C_RB_MEM + 6
 C_MIGRATIONS = C_RB_MEM + 7
 C_DISPATCHES = C_RB_MEM + 8
 C_PENDING = C_RB_MEM + 9          # invalidation misses on shared blocks not yet split true/false
-N_COUNTERS = C_RB_MEM + 10
+# bus work that stalls a processor (load and fetch misses) and that does not (stores through
+# the store buffer, write-backs): count, cycles, squared cycles (for the shared-bus model)
+C_SYNC = C_RB_MEM + 10
+C_ASYNC = C_SYNC + 3
+N_COUNTERS = C_ASYNC + 3
 
 # global scalars (int64 array)
 G_REFS, G_BUS_FREE, G_BUS_BUSY, G_SLICES, G_OUT, G_STAMP, G_ERROR_REF = range(7)
@@ -330,11 +334,19 @@ def _count_coherence(counts, ctype, affected, useful, private, kern):
 
 
 @njit(cache=True, inline="always")
-def _store_through_buffer(store_buffer, p, t, glob, bus_cost):
+def _tally(counts, base, cost):
+    counts[base] += 1
+    counts[base + 1] += cost
+    counts[base + 2] += cost * cost
+
+
+@njit(cache=True, inline="always")
+def _store_through_buffer(store_buffer, p, t, glob, counts, bus_cost):
     """A store's bus transaction goes through the 2-entry store buffer: the processor
     stalls only until an entry is free.  Returns the stall (cycles)."""
     k = 0 if store_buffer[p, 0] <= store_buffer[p, 1] else 1
     delay = store_buffer[p, k] - t if store_buffer[p, k] > t else np.int64(0)
+    _tally(counts, C_ASYNC, bus_cost)
     store_buffer[p, k] = _bus(glob, t + delay, bus_cost)
     return delay
 
@@ -419,11 +431,11 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                 if txn == INV:
                     counts[C_INV] += 1
                     _count_coherence(counts, T_INV, affected, useful, owner[b] >= 0, kern)
-                    delay = _store_through_buffer(store_buffer, p, t, glob, cost[COST_INV])
+                    delay = _store_through_buffer(store_buffer, p, t, glob, counts, cost[COST_INV])
                 else:
                     counts[C_WR] += 1
                     _count_coherence(counts, T_WR, affected, useful, owner[b] >= 0, kern)
-                    delay = _store_through_buffer(store_buffer, p, t, glob, cost[COST_WR])
+                    delay = _store_through_buffer(store_buffer, p, t, glob, counts, cost[COST_WR])
             line_state[p, slot] = proc_next[state, is_write, priv, resp]
         else:
             # ---- miss: classify ----------------------------------------------------
@@ -475,6 +487,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                         _end_lifetime(old, p, pending, is_kernel, counts)
                     if dirty[old_state]:   # M, MD, SO: write back
                         counts[C_UB] += 1
+                        _tally(counts, C_ASYNC, cost[COST_UB])
                         _bus(glob, t, cost[COST_UB])
                         if check:
                             for w in range(ver_copy.shape[2]):
@@ -516,8 +529,9 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
                 pending[b, p] = 1
                 counts[C_PENDING] += 1
             if is_write:
-                delay = _store_through_buffer(store_buffer, p, t, glob, bus_cost)
+                delay = _store_through_buffer(store_buffer, p, t, glob, counts, bus_cost)
             else:
+                _tally(counts, C_SYNC, bus_cost)
                 delay = _bus(glob, t, bus_cost) - t
         # ---- after the access: bookkeeping common to hits and misses -------------------
         line_stamp[p, slot] = stamp

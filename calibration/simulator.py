@@ -191,6 +191,20 @@ class SimulationResult:
     def bus_utilization(self) -> float:
         return self.bus_busy / max(self.cycles, 1)
 
+    def bus_work(self) -> dict:
+        """Bus transactions per reference that stall their processor (``sync``: load and
+        fetch misses) and that do not (``async``: stores through the store buffer,
+        write-backs), with their mean and second moment of cost (cycles, cycles^2)."""
+        refs = max(self.references, 1)
+        out = {}
+        for label in ("sync", "async"):
+            n = self.counts[f"bus_{label}.count"]
+            out[label] = {"per_reference": n / refs,
+                          "mean_cycles": self.counts[f"bus_{label}.cycles"] / n if n else 0.0,
+                          "second_moment": self.counts[f"bus_{label}.cycles_squared"] / n if n else 0.0}
+        out["stall_per_reference"] = float(self.stall.sum()) / refs
+        return out
+
     def coherence(self) -> dict:
         """Coherence transactions by type and class and user/kernel (counts)."""
         out = {}
@@ -231,6 +245,7 @@ class SimulationResult:
             "processor_utilization": [float(u) for u in self.processor_utilization],
             "gsp": self.gsp,
             "cycles": self.cycles,
+            "bus_work": self.bus_work(),
             "migrations": self.counts["migrations"],
             "dispatches": self.counts["dispatches"],
             "blocks": self.blocks,
@@ -258,6 +273,9 @@ def _counter_names():
                       (K.C_INV, "bus.invalidate"), (K.C_WR, "bus.write"), (K.C_UB, "bus.update_block"),
                       (K.C_MIGRATIONS, "migrations"), (K.C_DISPATCHES, "dispatches"), (K.C_PENDING, "pending")):
         names[idx] = name
+    for base, label in ((K.C_SYNC, "bus_sync"), (K.C_ASYNC, "bus_async")):
+        for k, what in enumerate(("count", "cycles", "cycles_squared")):
+            names[base + k] = f"{label}.{what}"
     assert None not in names
     return names
 
