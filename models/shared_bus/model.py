@@ -109,8 +109,12 @@ def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles
         if d_a > 0:
             x_hi = min(x_hi, (1.0 - 1e-12) / d_a)
         g = lambda x_n: x_n - n / (z + s + waiting(x_n))  # noqa: E731
-        x = brentq(g, 0.0, x_hi, xtol=1e-15, rtol=1e-13) if g(x_hi) > 0 else x_hi
-        w = waiting(x)
+        if g(x_hi) > 0:
+            x = brentq(g, 0.0, x_hi, xtol=1e-15, rtol=1e-13)
+            w = waiting(x)
+        else:        # the bus is saturated: the waiting is what the response-time law leaves
+            x = x_hi
+            w = n / x - z - s
         q_prev = x * (s + w)
         u_prev = x * s
     refs = x / sync_rate

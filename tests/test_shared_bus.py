@@ -1,0 +1,84 @@
+"""The shared-bus model: exact MVA in its product-form case, laws and bounds, the
+profile interpolation, the model file, and calibration from simulator runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calibration import generate, simulate
+from calibration.sharedbus import model_from_runs, profile_from_runs
+from models.shared_bus import SharedBus, solve_shared_bus
+from models.shared_bus.model import interpolate
+from mva import Network, Station, solve
+from mva.cli import main
+from mva.errors import ModelError
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 5, 12])
+def test_product_form_case_equals_exact_mva(cpus):
+    # exponential service, no non-stalling work: a delay (computing) and a queue (the bus)
+    cpu_cycles, rate, cost = 5.0, 0.02, 60.0
+    r = solve_shared_bus(cpus, cpu_cycles, rate, cost, 2 * cost ** 2)
+    net = Network(name="bus", classes=("cpu",), population=(cpus,), think_time=(cpu_cycles / rate,),
+                  stations=(Station("bus", "queue", (cost,)),))
+    exact = solve(net)
+    assert r["throughput"] * rate == pytest.approx(exact.throughput[0], rel=1e-10)
+    assert r["bus_utilization"] == pytest.approx(exact.station_utilization()[0], rel=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cpus=st.integers(1, 32), cpu=st.floats(0.5, 20), rate=st.floats(1e-4, 0.2), cost=st.floats(1, 200),
+       cv2=st.floats(0, 3), async_rate=st.floats(0, 0.1), async_cost=st.floats(0, 50))
+def test_laws_and_bounds(cpus, cpu, rate, cost, cv2, async_rate, async_cost):
+    r = solve_shared_bus(cpus, cpu, rate, cost, cost ** 2 * (1 + cv2), async_rate, async_cost,
+                         async_cost ** 2 * 1.5)
+    # the bus is never busier than all the time; GSP between 0 and P
+    assert 0 < r["bus_utilization"] <= 1 + 1e-9
+    assert 0 < r["gsp"] <= cpus + 1e-9
+    # response-time law per processor: P = X R (references per cycle times cycles per reference)
+    assert r["throughput"] * r["response_time"] == pytest.approx(cpus, rel=1e-6)
+    # asymptotic bounds: X <= P / (cpu + rate cost) and X <= 1 / (bus work per reference)
+    assert r["throughput"] <= cpus / (cpu + rate * cost) * (1 + 1e-9)
+    assert r["throughput"] <= 1 / (rate * cost + async_rate * async_cost) * (1 + 1e-9)
+
+
+def test_gsp_grows_with_processors_for_a_fixed_profile():
+    gsp = [solve_shared_bus(n, 5.0, 0.01, 60.0, 4000.0, 0.005, 20.0, 500.0)["gsp"] for n in range(1, 25)]
+    assert all(b >= a - 1e-9 for a, b in zip(gsp, gsp[1:]))
+
+
+def test_profile_interpolation():
+    assert interpolate(8, [2, 8], [1.0, 4.0]) == pytest.approx(4.0)
+    assert interpolate(5, [2, 8], [1.0, 4.0]) == pytest.approx(2.5)
+    assert interpolate(16, [2, 8], [1.0, 4.0]) == pytest.approx(8.0)                    # extrapolated
+    assert interpolate(4, [2, 8], [1.0, 4.0], "log") == pytest.approx(2.5)              # log 4 halfway
+    assert interpolate(16, [2, 8], [1.0, 4.0], "log") == pytest.approx(5.5)
+    assert interpolate(3, [5], [7.0]) == 7.0
+
+
+def test_model_file_and_errors(capsys):
+    assert main(["solve", "data/examples/shared-bus.toml", "--format", "json"]) == 0
+    assert '"gsp"' in capsys.readouterr().out
+    with pytest.raises(ModelError, match="one value per profile.cpus"):
+        SharedBus.from_values({"profile.cpus": [2, 8], "profile.sync_rate": [0.01]})
+    with pytest.raises(ModelError, match="extrapolates"):
+        SharedBus.from_values({"cpus": 64, "profile.cpus": [2, 8], "profile.sync_rate": [0.02, 0.01],
+                               "profile.sync_cycles": [80, 80], "profile.sync_second_moment": [6400, 6400],
+                               "profile.async_rate": [0, 0], "profile.async_cycles": [0, 0],
+                               "profile.async_second_moment": [0, 0]}).solve()
+
+
+def test_calibrated_from_simulator_runs_reproduces_them():
+    wl = generate("web-server", references=1_300_000)
+    runs = {n: simulate(wl, cpus=n, cache="256KiB", block=64) for n in (2, 4)}
+    values = profile_from_runs(runs)
+    assert values["profile.cpus"] == [2, 4] and values["cpu_cycles"] == 5.0
+    for n, run in runs.items():
+        model = model_from_runs(runs, n).solve().outputs
+        # at a calibration point the inputs are the run's own: only the queueing approximation is left
+        assert model["gsp"] == pytest.approx(run.gsp, rel=0.05)
+        assert model["bus_utilization"] == pytest.approx(run.bus_utilization, rel=0.05)
+    mid = simulate(wl, cpus=3, cache="256KiB", block=64)
+    assert model_from_runs(runs, 3).solve().outputs["gsp"] == pytest.approx(mid.gsp, rel=0.05)
