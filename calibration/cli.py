@@ -307,15 +307,21 @@ def _cmd_calibrate(args):
                 out.write("Regression U = D X" + (" + U0" if args.background else "") + " (non-negative least squares):\n")
                 out.write(reg.to_string(float_format=lambda v: f"{v:.6g}") + "\n")
             return 0
-        if len(args.files) != 2:
-            raise ModelError("calibrate", "expected MODEL OBSERVATIONS.csv (or OBSERVATIONS.csv --demands)")
+        if len(args.files) not in (1, 2):
+            raise ModelError("calibrate", "expected MODEL OBSERVATIONS.csv, OBSERVATIONS.csv with a file column, "
+                                          "or OBSERVATIONS.csv --demands")
         if not args.fit:
             raise ModelError("--fit", "name at least one parameter to fit, e.g. --fit cpu.cache_hit_rate=0.5:1")
         if args.write and Path(args.write).exists() and not args.force:
             raise ModelError("--write", f"{args.write} exists; pass --force to overwrite it")
-        doc = read_document(args.files[0])
-        holdout = [int(x) for x in args.holdout_rows.split(",")] if args.holdout_rows else []
-        result = fit(doc, args.files[1], args.fit, holdout_rows=holdout, level=args.level)
+        doc = read_document(args.files[0]) if len(args.files) == 2 else None
+        if doc is None and args.write:
+            raise ModelError("--write", "needs one model file (MODEL OBSERVATIONS.csv)")
+        try:
+            holdout = [int(x) for x in args.holdout_rows.split(",")] if args.holdout_rows else []
+        except ValueError:
+            raise ModelError("--holdout-rows", f"expected row numbers like 3,4, got {args.holdout_rows!r}") from None
+        result = fit(doc, args.files[-1], args.fit, holdout_rows=holdout, level=args.level)
         if args.format == "json":
             out.write(json.dumps({"file": args.files[0], **result.to_dict(),
                                   "rows": json.loads(result.rows.to_json(orient="records"))}) + "\n")

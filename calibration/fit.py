@@ -71,6 +71,11 @@ def read_observations(path_or_frame) -> pd.DataFrame:
     if dup:
         raise ObservationError(where, f"duplicate column(s): {', '.join(dup)}")
     for col in frame.columns:
+        if col == "file":
+            if frame[col].isna().any():
+                raise ObservationError(f"{where}: column file", "every row needs a model file")
+            frame[col] = frame[col].astype(str)
+            continue
         if col == "split":
             bad = set(frame[col].astype(str)) - {"train", "holdout"}
             if bad:
@@ -231,8 +236,22 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     from mva.sweep import target_from_document
 
     frame = read_observations(observations)
-    target = target_from_document(doc, method, options)
-    param_names = {p.name for p in target.parameters()}
+    targets = {None: target_from_document(doc, method, options)} if doc is not None else {}
+    if "file" in frame.columns:
+        from pathlib import Path
+
+        from mva.files import read_document
+
+        root = Path(observations).parent if not isinstance(observations, pd.DataFrame) else Path(".")
+        targets = {}
+        for name in dict.fromkeys(frame["file"]):
+            path = Path(name) if Path(name).is_absolute() else root / name
+            targets[name] = target_from_document(read_document(str(path)), method, options)
+    elif doc is None:
+        raise ModelError("fit", "give a model file or a 'file' column in the observations")
+    row_target = list(frame["file"]) if "file" in frame.columns else [None] * len(frame)
+    target = next(iter(targets.values()))
+    param_names = set.intersection(*({p.name for p in t.parameters()} for t in targets.values()))
     specs = [parse_fit_spec(p) if isinstance(p, str) else tuple(p) for p in parameters]
     if not specs:
         raise ModelError("--fit", "name at least one parameter to fit")
@@ -259,7 +278,7 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
         start = min(max(start, low), high)
         unknowns.append((name, base, index, low, high, start))
     inputs = [c for c in frame.columns if c in param_names]
-    outputs = [c for c in frame.columns if c not in param_names and c != "split"]
+    outputs = [c for c in frame.columns if c not in param_names and c not in ("split", "file")]
     fitted_bases = {u[1] for u in unknowns}
     clash = sorted(set(inputs) & fitted_bases)
     if clash:
@@ -275,22 +294,25 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
         train[r] = False
     observed = frame[outputs].to_numpy(float)
 
-    def cases(theta):
-        out = []
-        for i in range(len(frame)):
-            case = {c: _as_param(frame[c].iloc[i], base_values[c]) for c in inputs}
-            for (name, base, index, *_), v in zip(unknowns, theta):
-                case[base] = _with_value(case.get(base, base_values[base]), index, v)
-            out.append(case)
+    def case(i, theta):
+        base = targets[row_target[i]].base
+        out = {c: _as_param(frame[c].iloc[i], base[c]) for c in inputs if not np.isnan(frame[c].iloc[i])}
+        for (name, key, index, *_), v in zip(unknowns, theta):
+            out[key] = _with_value(out.get(key, base[key]), index, v)
         return out
 
     def predict(theta):
-        solved = target.solve_cases(cases(theta))
-        missing = [c for c in outputs if c not in solved.columns]
-        if missing:
-            raise ObservationError(f"observations: column {missing[0]}",
-                                   f"is neither a parameter nor an output; outputs: {', '.join(map(str, solved.columns))}")
-        return solved[outputs].to_numpy(float)
+        result = np.full((len(frame), len(outputs)), np.nan)
+        for key, t in targets.items():
+            rows = [i for i in range(len(frame)) if row_target[i] == key]
+            solved = t.solve_cases([case(i, theta) for i in rows])
+            for k, c in enumerate(outputs):
+                if c in solved.columns:
+                    result[rows, k] = solved[c].to_numpy(float)
+                elif not np.all(np.isnan(observed[rows, k])):
+                    raise ObservationError(f"observations: column {c}", "is neither a parameter nor an output; "
+                                                                        f"outputs: {', '.join(map(str, solved.columns))}")
+        return result
 
     scale = np.where(np.abs(observed) > 0, np.abs(observed), 1.0)
     mask = ~np.isnan(observed)

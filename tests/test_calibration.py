@@ -202,3 +202,24 @@ def test_cli_calibrate_fit_write_and_demands(tmp_path, network_file, capsys):
     assert "Utilisation law" in capsys.readouterr().out
     assert main(["calibrate", str(network_file), str(obs)]) == 2
     assert "--fit" in capsys.readouterr().err
+
+
+def test_rows_may_name_their_own_model_file(tmp_path, network_file, capsys):
+    # two files that differ in a list-free way (think time); the fit must use each row's file
+    other = tmp_path / "slow.toml"
+    other.write_text(NETWORK.replace("think_time = [2.0]", "think_time = [6.0]"))
+    rows = []
+    for path in (network_file, other):
+        target = target_from_document(read_document(str(path)))
+        for n in (2, 5, 9):
+            out = target.solve_one({"network.population": [n]})
+            rows.append({"file": path.name, "network.population": n, "throughput": out["throughput"]})
+    table = tmp_path / "obs.csv"
+    pd.DataFrame(rows).to_csv(table, index=False)
+    result = fit(None, table, ["station.cpu.demand=0:1"])
+    assert result.estimates.loc["station.cpu.demand", "value"] == pytest.approx(0.05, rel=1e-6)
+    assert main(["calibrate", str(table), "--fit", "station.disk1.demand=0:1"]) == 0
+    assert "Fitted parameters" in capsys.readouterr().out
+    assert main(["calibrate", str(table), "--fit", "station.cpu.demand", "--write", str(tmp_path / "x.toml")]) == 2
+    with pytest.raises(ModelError, match="model file or a 'file' column"):
+        fit(None, _observations(0.0, 0), ["station.cpu.demand"])

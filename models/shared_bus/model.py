@@ -62,20 +62,26 @@ PARAMETERS = (
               real_list(0.0)),
     Parameter("service", "exponential", "", "bus service: exponential (product form; default) or measured "
               "(residual life from the second moment of the cost)", choice("exponential", "measured")),
-    Parameter("profile.scale", "log", "", "interpolate the profile linearly in log(processors) or in processors",
-              choice("log", "linear")),
+    Parameter("profile.scale", "log", "", "interpolate the profile linearly in log(processors) (log), in "
+              "processors (linear), or as a power law (power)", choice("log", "linear", "power")),
 )
 
 PROFILE = ("sync_rate", "sync_cycles", "sync_second_moment", "async_rate", "async_cycles", "async_second_moment")
 
 
 def interpolate(x: float, xs, ys, scale: str = "linear") -> float:
-    """Piecewise-linear in x (or in log x with ``scale="log"``) through (xs, ys),
+    """Piecewise-linear in x (``linear``), in log x (``log``) or in log x and log y
+    (``power``: y = a x^b piecewise; values <= 0 fall back to ``log``) through (xs, ys),
     extrapolated along the end segments; a single point is a constant."""
-    if scale == "log":
+    power = scale == "power"
+    if scale in ("log", "power"):
         x, xs = math.log(x), np.log(np.asarray(xs, dtype=float))
     xs = np.asarray(xs, dtype=float)
     ys = np.asarray(ys, dtype=float)
+    if power:                 # straight lines in log-log: y = a x^b between and beyond the points
+        if np.any(ys <= 0):
+            return interpolate(math.exp(x), np.exp(xs), ys, "log")
+        return math.exp(interpolate(math.exp(x), np.exp(xs), np.log(ys), "log"))
     order = np.argsort(xs)
     xs, ys = xs[order], ys[order]
     if len(xs) == 1:
