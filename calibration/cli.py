@@ -295,7 +295,7 @@ def _cmd_calibrate(args):
         if args.demands:
             if len(args.files) != 1:
                 raise ModelError("--demands", "takes one observation table: mva calibrate OBS.csv --demands")
-            laws = operational_demands(args.files[0]) if not args.multiclass(args) else None
+            laws = None if _multiclass(args.files[0]) else operational_demands(args.files[0])
             reg = regression_demands(args.files[0], background=args.background)
             if args.format == "json":
                 out.write(json.dumps({"operational": None if laws is None else laws.reset_index().to_dict("records"),
@@ -367,7 +367,7 @@ def register_calibrate(sub):
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite existing -o / --write files")
-    p.set_defaults(handler=_cmd_calibrate, multiclass=lambda a: _multiclass(a.files[0]))
+    p.set_defaults(handler=_cmd_calibrate)
 
 
 def _multiclass(path):

@@ -82,3 +82,21 @@ def test_calibrated_from_simulator_runs_reproduces_them():
         assert model["bus_utilization"] == pytest.approx(run.bus_utilization, rel=0.05)
     mid = simulate(wl, cpus=3, cache="256KiB", block=64)
     assert model_from_runs(runs, 3).solve().outputs["gsp"] == pytest.approx(mid.gsp, rel=0.05)
+
+
+def test_cpu_centre_from_the_simulator():
+    from calibration.cpu_centre import cpu_rate_table, gsp_by_jobs
+    from mva.files import read_document
+    from mva.modelkind import model_from_document
+
+    gsp1 = gsp_by_jobs(1, 3, references_per_job=100_000)
+    gsp2 = gsp_by_jobs(2, 3, references_per_job=100_000)
+    assert all(g <= min(j, 1) + 1e-9 for j, g in enumerate(gsp1, start=1))
+    assert all(g <= min(j, 2) + 1e-9 for j, g in enumerate(gsp2, start=1))
+    assert gsp2[1] > 1.5 * gsp1[0]                    # two jobs on two processors: nearly twice the work
+    model = model_from_document(read_document("data/tpcc/c1.toml"))
+    rates = cpu_rate_table(model, 1, 2, references_per_job=100_000)
+    mu1 = float(model.cpu_rate_function()[0])
+    assert rates[0] == pytest.approx(mu1, rel=1e-12)  # the model's own one-CPU speed
+    fed = model.replace(cpu__rate=tuple(rates)).solve()
+    assert fed.converged and fed.outputs["tpmC"] > 0
