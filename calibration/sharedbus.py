@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--calibrate-at", default="2,8")
     parser.add_argument("--cpus", default="1:16", help="first:last processor counts")
     parser.add_argument("--service", choices=("exponential", "measured"), default="exponential")
-    parser.add_argument("--scale", choices=("log", "linear", "power"), default="log")
+    parser.add_argument("--scale", choices=("linear", "log", "power"), default="linear")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     args = parser.parse_args(argv)
     first, last = (int(x) for x in args.cpus.split(":"))
