@@ -405,3 +405,12 @@ def test_readme_commands_run(capsys, monkeypatch, tmp_path):
     assert len(blocks) >= 2
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+def test_paper_disk_names_map_to_model_disks():
+    from models.tpcc_smp.report import model_device
+
+    assert model_device("disk_3", disks=2, io_buses=2) == "disk_2"      # C4: the paper's K x L numbering
+    assert [model_device(f"disk_{d}", 4, 2) for d in (1, 2, 3, 4)] == ["disk_1", "disk_2", "disk_3", "disk_4"]
+    assert model_device("disk_3", disks=4, io_buses=1) == "disk_3"      # one bus: as numbered
+    assert model_device("io_bus_2", disks=2, io_buses=2) == "io_bus_2"

@@ -86,11 +86,25 @@ def _tpmc_rows(solve, base):
     return pd.DataFrame(rows)
 
 
+def model_device(device: str, disks: int, io_buses: int) -> str:
+    """Our name of a device the paper names.  The paper numbers disks by its K x L layout,
+    two per bus (disks 1, 2 on bus 1; 3, 4 on bus 2), so C4's two disks are its disks 1
+    and 3; our model numbers disks consecutively, spread evenly over the buses."""
+    if io_buses > 1 and device.startswith("disk_"):
+        d = int(device[len("disk_"):])
+        bus, position = (d - 1) // 2, (d - 1) % 2
+        return f"disk_{bus * (disks // io_buses) + position + 1}"
+    return device
+
+
 def _utilization_rows(solve):
     rows = []
     for row in data.published_utilization().itertuples():
         sol = solve(case_values(row))
-        model = sol.outputs["utilization"].get(row.device, 0.0) * 100.0
+        device = model_device(row.device, int(row.disks), int(row.io_buses))
+        if device not in sol.outputs["utilization"]:
+            raise KeyError(f"Table {row.table} {row.configuration}: no device {device} in the model")
+        model = sol.outputs["utilization"][device] * 100.0
         rows.append({"table": row.table, "configuration": row.configuration, "mapping": row.mapping,
                      "parameter": row.parameter if isinstance(row.parameter, str) else "",
                      "value": row.value if isinstance(row.value, str) else "",
