@@ -393,8 +393,8 @@ def test_readme_commands_run(capsys, monkeypatch, tmp_path):
     readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
     monkeypatch.chdir(tmp_path)
     commands = [line.split(" # ")[0].strip() for line in readme.splitlines()
-                if line.startswith(("mva solve data/", "mva simulate ", "mva trace ", "mva calibrate "))]
-    assert len(commands) >= 21
+                if line.strip().startswith(("mva solve data/", "mva simulate ", "mva trace ", "mva calibrate "))]
+    assert len(commands) >= 25
     for command in commands:
         argv = [os.path.join(root, a) if a.startswith("data/") else a
                 for a in shlex.split(command)[1:]]
