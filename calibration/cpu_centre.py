@@ -75,7 +75,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-jobs", type=int, default=8)
     parser.add_argument("--references-per-job", type=int, default=1_000_000)
     args = parser.parse_args(argv)
-    base = model_from_document(read_document("data/tpcc/c1.toml"))
+    from pathlib import Path
+
+    base = model_from_document(read_document(str(Path(__file__).resolve().parent.parent / "data" / "tpcc" / "c1.toml")))
     assert isinstance(base, TPCCSMP)
     paper = {1: 24.6, 2: 47.2, 3: 51.9, 4: 53.5}        # seed 002 Table 10 (data/tpcc/published_tpmc.csv)
     ref = gsp_by_jobs(1, 1, args.references_per_job)[0]

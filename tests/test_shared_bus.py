@@ -100,3 +100,17 @@ def test_cpu_centre_from_the_simulator():
     assert rates[0] == pytest.approx(mu1, rel=1e-12)  # the model's own one-CPU speed
     fed = model.replace(cpu__rate=tuple(rates)).solve()
     assert fed.converged and fed.outputs["tpmC"] > 0
+
+
+def test_report_commands_run_small(capsys):
+    """The module commands the README shows run end to end (tiny sizes)."""
+    from calibration import cpu_centre, report, sharedbus
+
+    assert sharedbus.main(["--references", "130000", "--cpus", "1:3", "--calibrate-at", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "GSP error over 18 cases" in out
+    assert cpu_centre.main(["--max-jobs", "2", "--references-per-job", "20000"]) == 0
+    assert "Table 10" in capsys.readouterr().out
+    rc = report.main(["--references", "260000"])
+    out = capsys.readouterr().out
+    assert rc in (0, 1) and out.count("[holds]") + out.count("[DOES NOT HOLD]") == 7
