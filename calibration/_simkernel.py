@@ -353,7 +353,7 @@ def _store_through_buffer(store_buffer, p, t, glob, counts, bus_cost):
 
 @njit(cache=True)
 def run(budget, buf_block, buf_info, buf_len, cursor,
-        set_of, owner, is_kernel, is_code,
+        set_of, owner, is_kernel,
         line_block, line_state, line_inv, line_stamp, where, newv, used, pending, last_slice,
         clock, running, slice_left, stall, refs_by_cpu, store_buffer,
         ready, ready_since, last_cpu, cur_slice,

@@ -13,7 +13,6 @@ import json
 import sys
 import time
 
-import numpy as np
 import pandas as pd
 
 from .simulator import SimulationResult, SimulatorConfig, simulate

@@ -14,8 +14,7 @@ per-process buffers, so a run of any length uses bounded memory.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -351,7 +350,7 @@ class _Machine:
         pr = self.proto
         cfg = self.cfg
         return K.run(budget, self.buf_block, self.buf_info, self.buf_len, self.cursor,
-                     at["set_of"], at["owner"], at["is_kernel"], at["is_code"],
+                     at["set_of"], at["owner"], at["is_kernel"],
                      self.line_block, self.line_state, self.line_inv, self.line_stamp, pb["where"], pb["newv"],
                      pb["used"], pb["pending"], pb["last_slice"],
                      self.clock, self.running, self.slice_left, self.stall, self.refs_by_cpu,

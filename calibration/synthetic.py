@@ -25,7 +25,7 @@ Every process is a re-openable stream produced chunk by chunk (bounded memory).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit

@@ -281,7 +281,6 @@ def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
         for name, (_, _, length) in members.items():
             if length != n:
                 raise TraceError(str(path), f"array {name!r} has {length} entries, 'op' has {n}")
-        done = 0
         try:
             yield from _npz_chunks(path, members, n, chunk_references)
         finally:

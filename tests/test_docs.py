@@ -3,7 +3,6 @@ scratch folder in which data/ is the repository's (so files the examples write l
 there and later commands of the same page can use them)."""
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from pathlib import Path

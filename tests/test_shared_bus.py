@@ -2,7 +2,6 @@
 profile interpolation, the model file, and calibration from simulator runs."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
