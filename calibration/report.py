@@ -14,8 +14,8 @@ protocols) and prints each table with a verdict per finding:
 6. at 16 processors PSCR has the highest GSP (Fig. 14);
 7. at 16 processors MESI has the lowest GSP (Fig. 14).
 
-The default run length is the paper's 130 million references (34 simulations, about
-7 minutes on one core here); ``--references 26000000`` takes under 2 minutes and gives
+The default run length is the paper's 130 million references (34 simulations, 7 to
+10 minutes on one core here); ``--references 26000000`` takes under 2 minutes and gives
 the same verdicts.
 """
 from __future__ import annotations
