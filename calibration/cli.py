@@ -1,4 +1,5 @@
-"""``mva trace`` and ``mva simulate``: the command line of the simulator.
+"""``mva trace``, ``mva simulate`` and ``mva calibrate``: the command line of the simulator
+and of the calibration.
 
 Registered through the ``mva.commands`` entry-point group (``setup.cfg``), so the ``mva``
 shell never imports this package.  Bad input is one line on stderr and exit status 2.
@@ -9,18 +10,13 @@ import json
 import sys
 from pathlib import Path
 
+from mva.cli import _open_output, refuse_overwrite
 from mva.errors import ModelError
 
-__all__ = ["register_trace", "register_simulate"]
+__all__ = ["register_trace", "register_simulate", "register_calibrate"]
 
 SIM_OPTIONS = ("cpus", "cache", "block", "assoc", "protocol", "scheduler", "time_slice", "data_only", "word",
                "references", "seed", "affinity", "pages")
-
-
-def _open_output(path, force):
-    from mva.cli import _open_output as open_output
-
-    return open_output(path, force)
 
 
 # --- mva trace ---------------------------------------------------------------------------
@@ -28,8 +24,7 @@ def _cmd_convert(args):
     from .traces import read_trace, write_npz
 
     out = Path(args.output)
-    if out.exists() and not args.force:
-        raise ModelError("-o", f"{out} exists; pass --force to overwrite it")
+    refuse_overwrite(out, args.force, "-o")
     if out.suffix != ".npz":
         raise ModelError("-o", "the output must be an .npz file")
     chunks = read_trace(args.input, args.format, din_size=args.din_size)
@@ -312,8 +307,8 @@ def _cmd_calibrate(args):
                                           "or OBSERVATIONS.csv --demands")
         if not args.fit:
             raise ModelError("--fit", "name at least one parameter to fit, e.g. --fit cpu.cache_hit_rate=0.5:1")
-        if args.write and Path(args.write).exists() and not args.force:
-            raise ModelError("--write", f"{args.write} exists; pass --force to overwrite it")
+        if args.write:
+            refuse_overwrite(args.write, args.force, "--write")
         doc = read_document(args.files[0]) if len(args.files) == 2 else None
         if doc is None and args.write:
             raise ModelError("--write", "needs one model file (MODEL OBSERVATIONS.csv)")

@@ -355,8 +355,10 @@ def _plans(req: Request):
                                  refs * (1 - code) * p_kernel * 0.7,
                                  refs * (1 - code) * p_kernel * 0.3])
             sharers = np.array([app.count, 1, app.count, n_proc, n_proc, 1], dtype=np.float64)
-            scan_rate = np.minimum(units / np.maximum(expected, 1.0) * np.where(sharers > 1, 1.0 / sharers, 1.0)
-                                   * np.where(np.arange(N_STREAMS) == S_SHARED, sharers, 1.0), 1.0)
+            # each sharer scans its share of a region, except the shared segment, which every
+            # sharer scans whole (so its blocks are referenced by two or more processes)
+            share = np.where(np.arange(N_STREAMS) == S_SHARED, 1.0, 1.0 / sharers)
+            scan_rate = np.minimum(units / np.maximum(expected, 1.0) * share, 1.0)
             member = np.array([k, 0, k, pid, pid, 0], dtype=np.float64)
             scan_start = (units * member / np.maximum(sharers, 1)).astype(np.int64) % units
             plans.append(_ProcessPlan(f"{app.name}-{k + 1}" if app.count > 1 else app.name, params, base, units,

@@ -63,11 +63,17 @@ def _format_csv(path: str, result, with_file: bool, header: bool) -> str:
     return frame.to_csv(index=False, header=header, float_format="%.17g")
 
 
+def refuse_overwrite(path, force: bool, flag: str) -> None:
+    """Nothing a user wrote is overwritten without asking: ModelError naming ``flag``
+    if ``path`` exists and ``--force`` was not given."""
+    if os.path.exists(path) and not force:
+        raise ModelError(flag, f"{path} exists; pass --force to overwrite it")
+
+
 def _open_output(path: str | None, force: bool):
     if path is None or path == "-":
         return sys.stdout, False
-    if os.path.exists(path) and not force:
-        raise ModelError("-o", f"{path} exists; pass --force to overwrite it")
+    refuse_overwrite(path, force, "-o")
     try:
         return open(path, "w", encoding="utf-8"), True
     except OSError as exc:
@@ -171,8 +177,8 @@ def _cmd_what_if(args, options, overrides) -> int:
         raise ModelError("--chunk-size", f"must be >= 1, got {args.chunk_size}")
     if args.format == "parquet" and not args.output:
         raise ModelError("--format", "parquet is binary: give -o FILE")
-    if args.plot and os.path.exists(args.plot) and not args.force:
-        raise ModelError("--plot", f"{args.plot} exists; pass --force to overwrite it")
+    if args.plot:
+        refuse_overwrite(args.plot, args.force, "--plot")
     path = args.files[0]
     doc = read_document(path)
     _refuse_solver_options(path, doc, args.method, options)
@@ -208,8 +214,7 @@ def _cmd_what_if(args, options, overrides) -> int:
 
 def _write_frame(frame, args) -> None:
     if args.format == "parquet":
-        if os.path.exists(args.output) and not args.force:
-            raise ModelError("-o", f"{args.output} exists; pass --force to overwrite it")
+        refuse_overwrite(args.output, args.force, "-o")
         try:
             frame.to_parquet(args.output, index=False)
         except ImportError:
