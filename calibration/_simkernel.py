@@ -55,7 +55,11 @@ C_PENDING = C_RB_MEM + 9          # invalidation misses on shared blocks not yet
 # the store buffer, write-backs): count, cycles, squared cycles (for the shared-bus model)
 C_SYNC = C_RB_MEM + 10
 C_ASYNC = C_SYNC + 3
-N_COUNTERS = C_ASYNC + 3
+# cycles processors stood still: for their stalling transactions (waiting and service) and
+# for a free store-buffer entry
+C_SYNC_STALL = C_ASYNC + 3
+C_STORE_STALL = C_SYNC_STALL + 1
+N_COUNTERS = C_STORE_STALL + 1
 
 # global scalars (int64 array)
 G_REFS, G_BUS_FREE, G_BUS_BUSY, G_SLICES, G_OUT, G_STAMP, G_ERROR_REF = range(7)
@@ -346,6 +350,7 @@ def _store_through_buffer(store_buffer, p, t, glob, counts, bus_cost):
     stalls only until an entry is free.  Returns the stall (cycles)."""
     k = 0 if store_buffer[p, 0] <= store_buffer[p, 1] else 1
     delay = store_buffer[p, k] - t if store_buffer[p, k] > t else np.int64(0)
+    counts[C_STORE_STALL] += delay
     _tally(counts, C_ASYNC, bus_cost)
     store_buffer[p, k] = _bus(glob, t + delay, bus_cost)
     return delay
@@ -533,6 +538,7 @@ def run(budget, buf_block, buf_info, buf_len, cursor,
             else:
                 _tally(counts, C_SYNC, bus_cost)
                 delay = _bus(glob, t, bus_cost) - t
+                counts[C_SYNC_STALL] += delay
         # ---- after the access: bookkeeping common to hits and misses -------------------
         line_stamp[p, slot] = stamp
         if n_cpus > 1:     # sharing bookkeeping (nothing is shared on one processor)

@@ -214,14 +214,15 @@ class FitResult:
     dof: int = 0
 
     def to_dict(self) -> dict:
-        return {"estimates": {k: {c: (None if not np.isfinite(v) else float(v)) for c, v in row.items()}
+        return {"estimates": {k: {c: (bool(v) if isinstance(v, (bool, np.bool_)) else
+                                      None if not np.isfinite(v) else float(v)) for c, v in row.items()}
                               for k, row in self.estimates.to_dict(orient="index").items()},
                 "errors": self.errors, "level": self.level, "converged": self.converged, "message": self.message,
                 "degrees_of_freedom": self.dof, "values": self.values}
 
 
 def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.95, method=None,
-        options=None) -> FitResult:
+        options=None, loss: str = "linear", loss_scale: float = 0.1) -> FitResult:
     """Fit ``parameters`` (names, or (name, low, high) triples; ``name[k]`` for one list
     element) of the network or model document ``doc`` to ``observations``.
 
@@ -229,6 +230,13 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     point; the other columns (except ``split``) are observed outputs and must be outputs
     of the file's solver.  Rows in ``holdout_rows`` (0-based) or marked ``holdout`` in a
     ``split`` column are predicted but not fitted.
+
+    ``loss`` is scipy's ``least_squares`` loss on the relative residuals: ``linear``
+    (least squares), or ``soft_l1``, ``huber``, ``cauchy``, ``arctan`` to down-weight
+    observations the model cannot meet (residuals beyond ``loss_scale``), as when
+    published tables contradict each other.  Intervals then come from scipy's Gauss-Newton
+    approximation of the robust cost and are rougher.  ``estimates.at_bound`` marks values
+    that ended on a bound; their intervals treat them as free and mean little.
     """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
@@ -333,7 +341,8 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     x0 = np.clip(x0, lows, highs)
     if np.any(x0 == lows) and np.all(np.isfinite(lows)):
         x0 = np.where(x0 == lows, lows + 1e-6 * np.maximum(1.0, np.abs(lows)), x0)
-    sol = least_squares(residuals, x0, bounds=(lows, highs), args=(train,), x_scale="jac", xtol=1e-12,
+    sol = least_squares(residuals, x0, bounds=(lows, highs), args=(train,), x_scale="jac", loss=loss,
+                        f_scale=loss_scale, xtol=1e-12,
                         ftol=1e-12, gtol=1e-12, max_nfev=200 * (len(unknowns) + 1))
     theta = sol.x
     dof = m - len(unknowns)
@@ -346,8 +355,10 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     else:
         std = np.full(len(unknowns), np.nan)
         tq = np.nan
+    span = np.where(np.isfinite(highs - lows), highs - lows, np.maximum(1.0, np.abs(theta)))
+    at_bound = (theta - lows <= 1e-6 * span) | (highs - theta <= 1e-6 * span)
     estimates = pd.DataFrame({"value": theta, "std_error": std, "low": theta - tq * std, "high": theta + tq * std,
-                              "start": theta0}, index=[u[0] for u in unknowns])
+                              "start": theta0, "at_bound": at_bound}, index=[u[0] for u in unknowns])
     estimates.index.name = "parameter"
     pred = predict(theta)
     rel = (pred - observed) / scale

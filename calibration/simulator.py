@@ -193,14 +193,17 @@ class SimulationResult:
     def bus_work(self) -> dict:
         """Bus transactions per reference that stall their processor (``sync``: load and
         fetch misses) and that do not (``async``: stores through the store buffer,
-        write-backs), with their mean and second moment of cost (cycles, cycles^2)."""
+        write-backs), with their mean and second moment of cost (cycles, cycles^2) and the
+        processor cycles they stall per reference (sync: bus waiting plus service; async:
+        waiting for a free store-buffer entry); ``stall_per_reference`` is the total."""
         refs = max(self.references, 1)
         out = {}
         for label in ("sync", "async"):
             n = self.counts[f"bus_{label}.count"]
             out[label] = {"per_reference": n / refs,
                           "mean_cycles": self.counts[f"bus_{label}.cycles"] / n if n else 0.0,
-                          "second_moment": self.counts[f"bus_{label}.cycles_squared"] / n if n else 0.0}
+                          "second_moment": self.counts[f"bus_{label}.cycles_squared"] / n if n else 0.0,
+                          "stall_per_reference": self.counts[f"bus_{label}.stall_cycles"] / refs}
         out["stall_per_reference"] = float(self.stall.sum()) / refs
         return out
 
@@ -275,6 +278,8 @@ def _counter_names():
     for base, label in ((K.C_SYNC, "bus_sync"), (K.C_ASYNC, "bus_async")):
         for k, what in enumerate(("count", "cycles", "cycles_squared")):
             names[base + k] = f"{label}.{what}"
+    names[K.C_SYNC_STALL] = "bus_sync.stall_cycles"
+    names[K.C_STORE_STALL] = "bus_async.stall_cycles"
     assert None not in names
     return names
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import numbers
 import sys
 import time
 from dataclasses import dataclass, field
@@ -109,13 +110,16 @@ def timed(func):
 # --- checks ------------------------------------------------------------------------------
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # numbers.Real takes numpy scalars too; bool (and numpy.bool_, not Real) is refused
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def integer(minimum: int = 0, maximum: int | None = None):
     """Check: an integer in ``[minimum, maximum]``."""
     def check(name, value):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = int(value)                     # numpy integers too
+        elif isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ModelError(name, f"must be an integer, got {value!r}")

@@ -29,10 +29,11 @@ def test_product_form_case_equals_exact_mva(cpus):
 
 @settings(max_examples=60, deadline=None)
 @given(cpus=st.integers(1, 32), cpu=st.floats(0.5, 20), rate=st.floats(1e-4, 0.2), cost=st.floats(1, 200),
-       cv2=st.floats(0, 3), async_rate=st.floats(0, 0.1), async_cost=st.floats(0, 50))
-def test_laws_and_bounds(cpus, cpu, rate, cost, cv2, async_rate, async_cost):
+       cv2=st.floats(0, 3), async_rate=st.floats(0, 0.1), async_cost=st.floats(0, 50),
+       residual=st.floats(0.1, 10))
+def test_laws_and_bounds(cpus, cpu, rate, cost, cv2, async_rate, async_cost, residual):
     r = solve_shared_bus(cpus, cpu, rate, cost, cost ** 2 * (1 + cv2), async_rate, async_cost,
-                         async_cost ** 2 * 1.5)
+                         async_cost ** 2 * 1.5, residual)
     # the bus is never busier than all the time; GSP between 0 and P
     assert 0 < r["bus_utilization"] <= 1 + 1e-9
     assert 0 < r["gsp"] <= cpus + 1e-9
@@ -41,6 +42,18 @@ def test_laws_and_bounds(cpus, cpu, rate, cost, cv2, async_rate, async_cost):
     # asymptotic bounds: X <= P / (cpu + rate cost) and X <= 1 / (bus work per reference)
     assert r["throughput"] <= cpus / (cpu + rate * cost) * (1 + 1e-9)
     assert r["throughput"] <= 1 / (rate * cost + async_rate * async_cost) * (1 + 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cpus=st.integers(2, 32), low=st.floats(0.1, 5), step=st.floats(0.01, 5))
+def test_more_residual_work_means_more_waiting(cpus, low, step):
+    args = (cpus, 5.0, 0.01, 60.0, 4000.0, 0.005, 20.0, 500.0)
+    a, b = solve_shared_bus(*args, low), solve_shared_bus(*args, low + step)
+    assert b["bus_waiting"] >= a["bus_waiting"] - 1e-9 and b["gsp"] <= a["gsp"] + 1e-9
+    # one processor with no non-stalling work never finds the bus busy: the factor cannot matter
+    alone = (1, 5.0, 0.01, 60.0, 4000.0)
+    assert solve_shared_bus(*alone, residual_factor=low)["gsp"] == pytest.approx(solve_shared_bus(*alone)["gsp"],
+                                                                                  rel=1e-12)
 
 
 def test_gsp_grows_with_processors_for_a_fixed_profile():
@@ -74,10 +87,15 @@ def test_calibrated_from_simulator_runs_reproduces_them():
     runs = {n: simulate(wl, cpus=n, cache="256KiB", block=64) for n in (2, 4)}
     values = profile_from_runs(runs)
     assert values["profile.cpus"] == [2, 4] and values["cpu_cycles"] == 5.0
+    unfitted = profile_from_runs(runs, fit_residual=False)
+    assert unfitted["bus.residual_factor"] == 1.0
     for n, run in runs.items():
         model = model_from_runs(runs, n).solve().outputs
-        # at a calibration point the inputs are the run's own: only the queueing approximation is left
-        assert model["gsp"] == pytest.approx(run.gsp, rel=0.05)
+        plain = SharedBus.from_values({**unfitted, "cpus": n}).solve().outputs
+        # at a calibration point the inputs are the run's own: only the queueing approximation is left,
+        # and the fitted residual factor brings the model at least as close as the factor 1
+        assert abs(model["gsp"] / run.gsp - 1) <= abs(plain["gsp"] / run.gsp - 1) + 1e-3
+        assert model["gsp"] == pytest.approx(run.gsp, rel=0.02)
         assert model["bus_utilization"] == pytest.approx(run.bus_utilization, rel=0.05)
     mid = simulate(wl, cpus=3, cache="256KiB", block=64)
     assert model_from_runs(runs, 3).solve().outputs["gsp"] == pytest.approx(mid.gsp, rel=0.05)

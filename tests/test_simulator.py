@@ -363,6 +363,20 @@ def test_gsp_and_utilisation_laws():
     assert 0 < r.bus_utilization <= 1
 
 
+@pytest.mark.parametrize("protocol", ["mesi", "pscr"])
+def test_stall_splits_into_stalling_transactions_and_store_buffer(protocol):
+    wl = generate("ec-server", references=520_000)
+    r = simulate(wl, cpus=6, cache="64KiB", block=64, protocol=protocol)
+    c = r.counts
+    # every stalled cycle is either a stalling transaction's (waiting + service) or a store's
+    assert c["bus_sync.stall_cycles"] + c["bus_async.stall_cycles"] == r.stall.sum()
+    # a stalling transaction stalls its processor at least for its own service
+    assert c["bus_sync.stall_cycles"] >= c["bus_sync.cycles"]
+    work = r.bus_work()
+    assert work["sync"]["stall_per_reference"] + work["async"]["stall_per_reference"] == pytest.approx(
+        work["stall_per_reference"], rel=1e-12)
+
+
 def test_scalability_rule_on_the_spec_example():
     # COHERENCE_SPEC §6: GSP(1..7) = 0.9 ... 4.7 -> N* = 5
     table = {1: 0.9, 2: 1.75, 3: 2.55, 4: 3.3, 5: 3.95, 6: 4.4, 7: 4.7}

@@ -68,6 +68,13 @@ PARAMETERS = (
               real_list(0.0)),
     Parameter("service", "exponential", "", "bus service: exponential (product form; default) or measured "
               "(residual life from the second moment of the cost)", choice("exponential", "measured")),
+    Parameter("bus.residual_factor", 1.0, "factor", "multiplies the residual service time an arriving "
+              "transaction waits for (1 = the model as derived; above 1 for arrivals burstier than the "
+              "arrival theorem assumes)", real(0.0)),
+    Parameter("profile.costs", "mix", "", "mean costs beyond and between the measured counts: mix (each "
+              "transaction type's rate follows profile.scale, so the bus cycles per reference rate x cost do "
+              "too, and the cost is their ratio) or held (interpolated, held at the measured ends)",
+              choice("mix", "held")),
     Parameter("profile.scale", "linear", "", "interpolate the transaction rates linearly in processors "
               "(linear), in log(processors) (log), or as a power law (power)", choice("linear", "log", "power")),
 )
@@ -97,16 +104,17 @@ def interpolate(x: float, xs, ys, scale: str = "linear") -> float:
 
 
 def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles: float, sync_m2: float,
-                     async_rate: float = 0.0, async_cycles: float = 0.0, async_m2: float = 0.0) -> dict:
+                     async_rate: float = 0.0, async_cycles: float = 0.0, async_m2: float = 0.0,
+                     residual_factor: float = 1.0) -> dict:
     """The recursion of the module docstring for n = 1..cpus; returns the measures at
     ``cpus`` (throughput in references per cycle, cycles per reference)."""
     from scipy.optimize import brentq
 
     z = cpu_cycles / sync_rate
     s = sync_cycles
-    res_s = sync_m2 / (2 * s) if s > 0 else 0.0
+    res_s = residual_factor * sync_m2 / (2 * s) if s > 0 else 0.0
     d_a = async_rate / sync_rate * async_cycles          # non-stalling bus cycles per stalling transaction
-    res_a = async_m2 / (2 * async_cycles) if async_cycles > 0 else 0.0
+    res_a = residual_factor * async_m2 / (2 * async_cycles) if async_cycles > 0 else 0.0
     q_prev = u_prev = 0.0
     x = w = 0.0
     for n in range(1, cpus + 1):
@@ -169,12 +177,20 @@ class SharedBus:
         v = self.values
         xs = v["profile.cpus"]
         lo, hi = min(xs), max(xs)
+        scale = v["profile.scale"]
         out = {}
-        for k in PROFILE:
-            if k.endswith("_rate"):     # rates follow the profile's scale, beyond the measured counts too
-                out[k] = interpolate(cpus, xs, v[f"profile.{k}"], v["profile.scale"])
-            else:                       # a cost is a mix of fixed transaction costs: held at the ends
-                out[k] = interpolate(min(max(cpus, lo), hi), xs, v[f"profile.{k}"], "linear")
+        for label in ("sync", "async"):
+            rates = v[f"profile.{label}_rate"]
+            rate = out[f"{label}_rate"] = interpolate(cpus, xs, rates, scale)
+            for moment in ("cycles", "second_moment"):
+                measured = v[f"profile.{label}_{moment}"]
+                if v["profile.costs"] == "mix" and rate > 0:
+                    # each transaction type's rate on the scale: so is the sum of rate x cost^k
+                    # over types, and the mean cost is that sum over the total rate
+                    per_reference = [r * m for r, m in zip(rates, measured)]
+                    out[f"{label}_{moment}"] = interpolate(cpus, xs, per_reference, scale) / rate
+                else:                   # held at the ends of the measured range
+                    out[f"{label}_{moment}"] = interpolate(min(max(cpus, lo), hi), xs, measured, "linear")
         for k in ("sync_rate", "sync_cycles"):
             if out[k] <= 0:
                 raise ModelError(f"profile.{k}", f"extrapolates to {out[k]:.3g} at {cpus} processors; "
@@ -194,7 +210,8 @@ class SharedBus:
         cpus = self.values["cpus"]
         i = self.inputs_at(cpus)
         r = solve_shared_bus(cpus, self.values["cpu_cycles"], i["sync_rate"], i["sync_cycles"],
-                             i["sync_second_moment"], i["async_rate"], i["async_cycles"], i["async_second_moment"])
+                             i["sync_second_moment"], i["async_rate"], i["async_cycles"], i["async_second_moment"],
+                             self.values["bus.residual_factor"])
         outputs = {"gsp": r["gsp"], "throughput": r["throughput"],
                    "processor_utilization": r["processor_utilization"], "bus_utilization": r["bus_utilization"],
                    "stall_per_reference": r["stall_per_reference"], "response_time": r["response_time"],
