@@ -35,11 +35,12 @@ __all__ = ["OBSERVATIONS", "UNKNOWNS", "TPCCCalibration", "calibrate", "one_cpu_
 
 OBSERVATIONS = Path(__file__).resolve().parents[1] / "data" / "tpcc" / "calibration_observations.csv"
 
-#: The default unknowns and their bounds: the cache hit rate (memory-system load and CPU
-#: speed), the instruction cost (CPU speed), the effective disk visits, and the
-#: synchronisation loss of the CPU centre (its shape in k).
-UNKNOWNS = ("cpu.cache_hit_rate=0.5:0.999", "cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1",
-            "cpu.sync_efficiency=0.3:1")
+#: The default unknowns and their bounds: the cycles per instruction (the speed of the CPU
+#: centre, which Table 10 measures) and the effective disk visits per transaction (the disk
+#: load, which Table 12 measures).  Adding the cache hit rate or the synchronisation
+#: efficiency (the CPU centre's shape in k) did not lower the held-out error (see
+#: docs/calibration.md); a robust loss trades Table 10's one-CPU value for the rest.
+UNKNOWNS = ("cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1")
 
 HELD_OUT_TPMC = (11, 13, 14, 15, 16, 17)
 HELD_OUT_UTILIZATION = (11, 18)
@@ -141,7 +142,8 @@ def one_cpu_bound(tpmc_1cpu: float | None = None, tpmc_2cpu: float | None = None
         return np.maximum(0.0, 1.0 - ceiling * scale / paper)
 
     floor = least_error(1.0)
-    over_for_mean = brentq(lambda s: least_error(s).mean() - 0.05, 1.0, 2.0) - 1.0
+    over_for_mean = (0.0 if floor.mean() <= 0.05 else
+                     brentq(lambda s: least_error(s).mean() - 0.05, 1.0, paper.max() / ceiling) - 1.0)
     over_for_max = 0.9 * paper.max() / ceiling - 1.0
     return {"one_cpu_tpmc": tpmc_1cpu, "one_cpu_capacity_tpmc": capacity, "two_cpu_ceiling_tpmc": ceiling,
             "outside_cpu_s": other, "held_out_rows": int(paper.size),

@@ -119,6 +119,33 @@ def test_fit_intervals_cover_the_truth_about_as_often_as_they_claim(network_file
     assert covered / total >= 0.8, covered
 
 
+def test_robust_loss_resists_a_contradicting_row(network_file):
+    # one row whose observations are off by half: least squares is pulled away from the
+    # truth, a robust loss is not (and says the fit converged)
+    obs = _observations(0.002, 3)
+    obs.loc[5, ["throughput", "utilization.cpu", "utilization.disk1", "utilization.disk2"]] *= 1.5
+    doc = read_document(str(network_file))
+    specs = ["station.cpu.demand=0:1", "station.disk1.demand=0:1"]
+    plain = fit(doc, obs, specs)
+    robust = fit(doc, obs, specs, loss="cauchy", loss_scale=0.01)
+    assert robust.converged
+    for name in ("station.cpu.demand", "station.disk1.demand"):
+        truth = TRUTH[name]
+        assert abs(robust.estimates.loc[name, "value"] / truth - 1) < 0.01
+        assert abs(plain.estimates.loc[name, "value"] / truth - 1) > 2 * abs(robust.estimates.loc[name, "value"] / truth - 1)
+    assert not robust.estimates["at_bound"].any()
+
+
+def test_values_on_a_bound_are_flagged(network_file):
+    doc = read_document(str(network_file))
+    # the true disk1 demand (0.08) lies above the bound: the fit stops on it and says so
+    result = fit(doc, _observations(0.0, 0), ["station.cpu.demand=0:1", "station.disk1.demand=0:0.05"])
+    assert result.estimates.loc["station.disk1.demand", "value"] == pytest.approx(0.05)
+    assert result.estimates.loc["station.disk1.demand", "at_bound"]
+    assert not result.estimates.loc["station.cpu.demand", "at_bound"]
+    assert result.to_dict()["estimates"]["station.disk1.demand"]["at_bound"] is True
+
+
 def test_holdout_rows_are_not_fitted(network_file):
     doc = read_document(str(network_file))
     obs = _observations(0.0, 0)
@@ -223,3 +250,55 @@ def test_rows_may_name_their_own_model_file(tmp_path, network_file, capsys):
     assert main(["calibrate", str(table), "--fit", "station.cpu.demand", "--write", str(tmp_path / "x.toml")]) == 2
     with pytest.raises(ModelError, match="model file or a 'file' column"):
         fit(None, _observations(0.0, 0), ["station.cpu.demand"])
+
+
+def test_one_cpu_ceiling_of_the_tpcc_tables():
+    from calibration.tpcc import HELD_OUT_TPMC, _repairman_capacity, one_cpu_bound
+    from models.tpcc_smp import data
+    from models.tpcc_smp import TPCCSMP
+    from mva import Network, Station, exact_mva
+
+    bound = one_cpu_bound()
+    share = data.mix()[0]
+    # round trip: a queue at the bound's capacity behind the delay gives Table 10's 24.6 tpmC again
+    delay = TPCCSMP.from_values({}).mean_think_time() + bound["outside_cpu_s"]
+    capacity = bound["one_cpu_capacity_tpmc"] / 60 / share
+    net = Network((Station("cpu", "queue", (1 / capacity,)),), population=(48,), think_time=(delay,))
+    assert exact_mva(net).throughput[0] * 60 * share == pytest.approx(24.6, rel=1e-9)
+    # 48 terminals offer twice what one CPU can do: it is saturated, its capacity is what it delivers
+    assert 24.6 <= bound["one_cpu_capacity_tpmc"] < 24.6 * 1.001
+    assert bound["two_cpu_ceiling_tpmc"] == pytest.approx(2 * bound["one_cpu_capacity_tpmc"])
+    paper = data.published_tpmc().query("table in @HELD_OUT_TPMC").tpmC.to_numpy()
+    assert bound["held_out_rows"] == len(paper)
+    assert bound["held_out_above_ceiling"] == int((paper > bound["two_cpu_ceiling_tpmc"]).sum())
+    least = np.maximum(0, 1 - bound["two_cpu_ceiling_tpmc"] / paper)
+    assert bound["least_heldout_error"]["max"] == pytest.approx(least.max())
+    assert bound["least_heldout_error"]["mean"] == pytest.approx(least.mean())
+    # over-predicting the one-CPU value by the reported margins reaches exactly 5% mean, 10% max
+    over = 1 + bound["one_cpu_overprediction_for_mean_5pct"]
+    assert np.maximum(0, 1 - over * bound["two_cpu_ceiling_tpmc"] / paper).mean() == pytest.approx(0.05, abs=1e-9)
+    over = 1 + bound["one_cpu_overprediction_for_max_10pct"]
+    assert np.maximum(0, 1 - over * bound["two_cpu_ceiling_tpmc"] / paper).max() == pytest.approx(0.10, abs=1e-9)
+    # a faster one-CPU system lifts the ceiling
+    assert one_cpu_bound(tpmc_1cpu=30.0)["two_cpu_ceiling_tpmc"] > bound["two_cpu_ceiling_tpmc"]
+    assert _repairman_capacity(0.5, 10, 1.0) > 0.5
+
+
+def test_tpcc_calibration_on_tables_10_and_12(capsys):
+    from calibration.tpcc import calibrate, main
+    from models.tpcc_smp import TPCCSMP
+
+    cal = calibrate(["cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1"])
+    errors = cal.errors()
+    assert errors["tpmc_train"]["values"] == 4 and errors["tpmc_heldout"]["values"] == 111
+    assert errors["utilization_train_points"]["values"] == 25
+    held = cal.tpmc[cal.tpmc.table != 10].rel_diff.abs()
+    assert errors["tpmc_heldout"]["mean"] == pytest.approx(held.mean()) and errors["tpmc_heldout"]["max"] == held.max()
+    # the ceiling's third assumption holds for the fitted model: two CPUs at most double one
+    fitted = {k: v for k, v in cal.fit.values.items()}
+    one = TPCCSMP.from_values({**fitted, "cpus": 1}).cpu_rate_function().max()
+    two = TPCCSMP.from_values({**fitted, "cpus": 2}).cpu_rate_function().max()
+    assert two <= 2 * one * (1 + 1e-12)
+    assert main(["--fit", "cpu.cpi=0.2:20", "--fit", "workload.disk_visit_scale=0.001:1"]) == 0
+    out = capsys.readouterr().out
+    assert "held out" in out and "at most" in out and "cpu.cpi" in out
