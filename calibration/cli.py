@@ -316,7 +316,8 @@ def _cmd_calibrate(args):
             holdout = [int(x) for x in args.holdout_rows.split(",")] if args.holdout_rows else []
         except ValueError:
             raise ModelError("--holdout-rows", f"expected row numbers like 3,4, got {args.holdout_rows!r}") from None
-        result = fit(doc, args.files[-1], args.fit, holdout_rows=holdout, level=args.level)
+        result = fit(doc, args.files[-1], args.fit, holdout_rows=holdout, level=args.level, loss=args.loss,
+                     loss_scale=args.loss_scale)
         if args.format == "json":
             out.write(json.dumps({"file": args.files[0], **result.to_dict(),
                                   "rows": json.loads(result.rows.to_json(orient="records"))}) + "\n")
@@ -356,6 +357,10 @@ def register_calibrate(sub):
                    help="a parameter to fit, with optional bounds (repeatable); NAME[k] fits one list element")
     p.add_argument("--holdout-rows", metavar="I,J", help="rows (0-based) to predict but not fit")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (0.95)")
+    p.add_argument("--loss", choices=("linear", "soft_l1", "huber", "cauchy", "arctan"), default="linear",
+                   help="least squares (linear) or a robust loss that down-weights rows the model cannot meet")
+    p.add_argument("--loss-scale", type=float, default=0.1, metavar="R",
+                   help="relative residual where a robust loss starts to down-weight (0.1)")
     p.add_argument("--demands", action="store_true", help="operational-law and regression demands only")
     p.add_argument("--background", action="store_true", help="regression with a background utilisation term")
     p.add_argument("--write", metavar="FILE", help="save the model file with the fitted values")

@@ -229,6 +229,13 @@ def test_cli_calibrate_fit_write_and_demands(tmp_path, network_file, capsys):
     assert "Utilisation law" in capsys.readouterr().out
     assert main(["calibrate", str(network_file), str(obs)]) == 2
     assert "--fit" in capsys.readouterr().err
+    robust = ["calibrate", str(network_file), str(obs), "--fit", "station.cpu.demand=0:1", "--format", "json"]
+    assert main(robust + ["--loss", "cauchy", "--loss-scale", "0.02"]) == 0
+    value = json.loads(capsys.readouterr().out)["estimates"]["station.cpu.demand"]["value"]
+    assert value == pytest.approx(TRUTH["station.cpu.demand"], rel=0.05)
+    with pytest.raises(SystemExit) as exc:                    # argparse's own one-line error
+        main(robust + ["--loss", "l3"])
+    assert exc.value.code == 2 and "--loss" in capsys.readouterr().err
 
 
 def test_rows_may_name_their_own_model_file(tmp_path, network_file, capsys):
