@@ -37,9 +37,10 @@ OBSERVATIONS = Path(__file__).resolve().parents[1] / "data" / "tpcc" / "calibrat
 
 #: The default unknowns and their bounds: the cycles per instruction (the speed of the CPU
 #: centre, which Table 10 measures) and the effective disk visits per transaction (the disk
-#: load, which Table 12 measures).  Adding the cache hit rate or the synchronisation
-#: efficiency (the CPU centre's shape in k) did not lower the held-out error (see
-#: docs/calibration.md); a robust loss trades Table 10's one-CPU value for the rest.
+#: load, which Table 12 measures).  Adding the cache hit rate, the synchronisation
+#: efficiency (the CPU centre's shape in k) or the memory-bus latency fits Tables 10 and 12
+#: better and predicts the rest worse (table in docs/calibration.md); a robust loss
+#: trades Table 10's one-CPU value for the rest.
 UNKNOWNS = ("cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1")
 
 HELD_OUT_TPMC = (11, 13, 14, 15, 16, 17)
