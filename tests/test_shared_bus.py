@@ -3,7 +3,7 @@ profile interpolation, the model file, and calibration from simulator runs."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calibration import generate, simulate
@@ -68,6 +68,37 @@ def test_profile_interpolation():
     assert interpolate(4, [2, 8], [1.0, 4.0], "log") == pytest.approx(2.5)              # log 4 halfway
     assert interpolate(16, [2, 8], [1.0, 4.0], "log") == pytest.approx(5.5)
     assert interpolate(3, [5], [7.0]) == 7.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.tuples(st.floats(1e-4, 0.01), st.floats(-5e-4, 5e-4)), b=st.tuples(st.floats(1e-4, 0.01), st.floats(-5e-4, 5e-4)),
+       costs=st.tuples(st.floats(5, 100), st.floats(5, 100)), at=st.sampled_from([(2, 8), (1, 4), (3, 5)]),
+       cpus=st.integers(1, 16))
+def test_mixed_costs_follow_per_type_linear_rates(a, b, costs, at, cpus):
+    # two transaction types, each with a rate linear in the processor count and a fixed cost:
+    # the profile measured at two counts must give the exact mix at any other count
+    def mix(n):
+        rates = [max(r0 + slope * (n - at[0]), 0.0) for r0, slope in (a, b)]
+        total = sum(rates)
+        mean = sum(r * c for r, c in zip(rates, costs)) / total
+        second = sum(r * c * c for r, c in zip(rates, costs)) / total
+        return total, mean, second
+
+    measured = [mix(n) for n in at]
+    rate_at = mix(cpus)[0]
+    # a type's rate must stay positive at every count involved (else it is not linear there)
+    assume(all(r0 + slope * (n - at[0]) > 0 for r0, slope in (a, b) for n in (*at, cpus)))
+    model = SharedBus.from_values({"cpus": cpus, "profile.cpus": list(at), "service": "measured",
+                                   "profile.sync_rate": [m[0] for m in measured],
+                                   "profile.sync_cycles": [m[1] for m in measured],
+                                   "profile.sync_second_moment": [m[2] for m in measured],
+                                   "profile.async_rate": [0.0, 0.0], "profile.async_cycles": [0.0, 0.0],
+                                   "profile.async_second_moment": [0.0, 0.0]})
+    got = model.inputs_at(cpus)
+    total, mean, second = mix(cpus)
+    assert got["sync_rate"] == pytest.approx(rate_at, rel=1e-9)
+    assert got["sync_cycles"] == pytest.approx(mean, rel=1e-9)
+    assert got["sync_second_moment"] == pytest.approx(second, rel=1e-9)
 
 
 def test_model_file_and_errors(capsys):
