@@ -2,6 +2,7 @@
 re-computation, Norton aggregation against the full network, invariants, files and errors."""
 import json
 import math
+import re
 import os
 
 import numpy as np
@@ -382,6 +383,20 @@ def test_report_covers_every_published_value(capsys):
     for table in (10, 11, 12, 13, 14, 15, 16, 17, 18):
         assert f"Table {table}:" in out
     assert report_main(["--set", "cpus=oops"]) == 2
+
+
+def test_table13_sensitivity_is_out_of_reach_of_a_model_that_meets_table12():
+    from models.tpcc_smp.report import reproduce
+    rep = reproduce(classes=False)
+    what = dict(rep.inconsistencies)["Table 13 I/O-bus sensitivity vs Table 12 disk utilisation"]
+    needed = float(re.search(r"at least ([\d,]+) I/O", what).group(1).replace(",", ""))
+    allowed = float(re.search(r"allows at most ([\d.]+)", what).group(1))
+    assert needed > 100 * allowed
+    # the model itself, whose disk visits come from Table 12, shows it: C2 barely moves with S_IOBus
+    rows = rep.tpmc.query("table == 13 and configuration == 'C2'").set_index("value")
+    paper_gain = rows.loc["3072", "paper"] / rows.loc["5120", "paper"] - 1
+    model_gain = rows.loc["3072", "model"] / rows.loc["5120", "model"] - 1
+    assert paper_gain > 0.15 and abs(model_gain) < 0.01
 
 
 def test_readme_commands_run(capsys, monkeypatch, tmp_path):
