@@ -279,24 +279,19 @@ def _two_processors(p0, p1, **options):
     return simulate(wl, _lockstep(cpus=2, cache=4096, block=32, assoc=2, **options)).to_dict()
 
 
-def test_true_sharing_ping_pong():
+@pytest.mark.parametrize("second, sharing, other", [
     # p0 writes word 0 and reads it; p1 reads it and writes it: every reload consumes the other's value
-    n = 50
-    d = _two_processors([(2, SHARED), (1, SHARED)] * n, [(1, SHARED), (2, SHARED)] * n)
-    kinds = d["misses_by_kind"]
-    assert kinds["true_sharing"] > 0.9 * n and kinds["false_sharing"] == 0 and kinds["passive_sharing"] == 0
-    coh = d["coherence_transactions_per_100_refs"]["by_class"]
-    assert coh["true_sharing"] > 0 and coh["false_sharing"] == 0
-
-
-def test_false_sharing_pair_on_one_block():
+    ([(1, SHARED), (2, SHARED)], "true_sharing", "false_sharing"),
     # each processor works on its own word of one block
+    ([(2, SHARED + 4), (1, SHARED + 4)], "false_sharing", "true_sharing"),
+])
+def test_two_processors_on_one_block_classify_as_true_or_false_sharing(second, sharing, other):
     n = 50
-    d = _two_processors([(2, SHARED), (1, SHARED)] * n, [(2, SHARED + 4), (1, SHARED + 4)] * n)
+    d = _two_processors([(2, SHARED), (1, SHARED)] * n, second * n)
     kinds = d["misses_by_kind"]
-    assert kinds["false_sharing"] > 0.9 * n and kinds["true_sharing"] == 0 and kinds["passive_sharing"] == 0
+    assert kinds[sharing] > 0.9 * n and kinds[other] == 0 and kinds["passive_sharing"] == 0
     coh = d["coherence_transactions_per_100_refs"]["by_class"]
-    assert coh["false_sharing"] > 0 and coh["true_sharing"] == 0
+    assert coh[sharing] > 0 and coh[other] == 0
 
 
 def test_pscr_updates_instead_of_invalidating():
