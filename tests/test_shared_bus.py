@@ -78,16 +78,16 @@ def test_mixed_costs_follow_per_type_linear_rates(a, b, costs, at, cpus):
     # two transaction types, each with a rate linear in the processor count and a fixed cost:
     # the profile measured at two counts must give the exact mix at any other count
     def mix(n):
-        rates = [max(r0 + slope * (n - at[0]), 0.0) for r0, slope in (a, b)]
+        rates = [r0 + slope * (n - at[0]) for r0, slope in (a, b)]
         total = sum(rates)
         mean = sum(r * c for r, c in zip(rates, costs)) / total
         second = sum(r * c * c for r, c in zip(rates, costs)) / total
         return total, mean, second
 
-    measured = [mix(n) for n in at]
-    rate_at = mix(cpus)[0]
     # a type's rate must stay positive at every count involved (else it is not linear there)
     assume(all(r0 + slope * (n - at[0]) > 0 for r0, slope in (a, b) for n in (*at, cpus)))
+    measured = [mix(n) for n in at]
+    rate_at = mix(cpus)[0]
     model = SharedBus.from_values({"cpus": cpus, "profile.cpus": list(at), "service": "measured",
                                    "profile.sync_rate": [m[0] for m in measured],
                                    "profile.sync_cycles": [m[1] for m in measured],
