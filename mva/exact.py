@@ -16,9 +16,18 @@ p_k(0|n) = p_k(0|n - e_c) X_c(n) / X_c^{-k}(n) — every operation on positive n
 the relative error grows at most linearly in the population (this is the stable
 flow-equivalent MVA of G. Casale, "A note on stable flow-equivalent aggregation in
 closed networks", Queueing Systems 60:193-202, 2008).  The complement networks are
-solved by the same recursion (memoised), so a network with L stations that need
-marginals (``multi``, and ``ld`` with more than one capacity value) costs up to 2^L
-lattice passes.
+obtained in one of two ways, chosen by the network's shape (:func:`exact_algorithm`):
+
+``"mva-recursive"``
+    Each complement is solved by the same MVA recursion (memoised), which needs the
+    complements of the complement: 2^L lattice passes for L stations that need marginals
+    (``multi``, and ``ld`` with more than one capacity value).  Cheapest for L <= 2 or 3.
+``"mva-convolution"``
+    The complements' normalising constants come from a log-space tree convolution
+    (:mod:`mva.convolution`): O(L log L) station convolutions, polynomial in the number of
+    stations, positive terms only; then one MVA pass over the lattice.
+
+Both are exact and agree to rounding; :attr:`Result.extras` ``["algorithm"]`` says which ran.
 
 Multi-server stations are exact as load-dependent stations with alpha(j) = min(j, m)
 (Bolch et al., *Queueing Networks and Markov Chains*, 2nd ed., 2006, sec. 8.2.1).  Open
@@ -31,13 +40,16 @@ import time
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, convolution
 from .errors import ModelError
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
 
-__all__ = ["exact_mva", "closed_throughput_curve", "MAX_LATTICE_POINTS"]
+__all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
+
+#: The exact algorithms (see the module notes).
+EXACT_ALGORITHMS = ("mva-recursive", "mva-convolution")
 
 #: Largest population lattice (prod of N_c + 1) the exact solver will attempt.
 MAX_LATTICE_POINTS = 20_000_000
@@ -45,10 +57,11 @@ MAX_LATTICE_POINTS = 20_000_000
 MAX_LATTICE_BYTES = 4 * 2**30
 
 
-def _lattice_size(population, n_stations, n_tracked) -> int:
-    """Lattice points of the exact solve; refuses what would not fit in memory."""
+def _lattice_size(population, n_stations, n_tracked, n_complements=0) -> int:
+    """Lattice points of the exact solve; refuses what would not fit in memory (the
+    lattice arrays of the pass and the complements' throughputs)."""
     size = math.prod(int(n) + 1 for n in population)
-    bytes_needed = 8.0 * size * (n_stations + n_tracked + 2 * len(population))
+    bytes_needed = 8.0 * size * (n_stations + n_tracked + (2 + n_complements) * len(population))
     if size > MAX_LATTICE_POINTS or bytes_needed > MAX_LATTICE_BYTES:
         raise ModelError("network.population",
                          f"the exact solver would visit {size:.3g} population vectors "
@@ -57,18 +70,45 @@ def _lattice_size(population, n_stations, n_tracked) -> int:
     return size
 
 
-def _closed_lattice(plan, force_lattice=False):
+#: Cost of one log-sum-exp step of the convolution relative to one MVA lattice step
+#: (measured on this kernel pair; only the choice of algorithm depends on it).
+_CONVOLUTION_STEP_COST = 6.0
+
+
+def exact_algorithm(plan) -> str:
+    """The exact algorithm for a :class:`~mva.plan.SolverPlan`: ``"mva-recursive"`` when
+    its 2^L complement passes cost less than the convolution's complements, else
+    ``"mva-convolution"`` (module notes)."""
+    n_tracked = int(np.count_nonzero(plan.tracked))
+    if n_tracked <= 1:
+        return "mva-recursive"   # one complement at most: the two coincide
+    lattice = float(np.prod(plan.population.astype(float) + 1.0))
+    C = len(plan.population)
+    per_pass = lattice * C * float(len(plan.cap_len) + plan.cap_len.sum())
+    recursive = per_pass * 2.0 ** n_tracked / 2.0   # subsets shrink: about half the stations each
+    convolution_total = _CONVOLUTION_STEP_COST * convolution.convolution_cost(plan) + per_pass
+    return "mva-recursive" if recursive <= convolution_total else "mva-convolution"
+
+
+def _closed_lattice(plan, force_lattice=False, algorithm=None):
     """Solve the closed part of a network (its :class:`~mva.plan.SolverPlan`) on the whole lattice.
 
-    ``force_lattice`` skips the single-class kernel (for tests).  Returns
-    (throughput (L, C), residence (M, C), queue (M,), marginal (M, T)) for the full
-    population; the lattice index is mixed radix with class 0 fastest.  Complement
-    networks (one station removed) are solved by the same kernel and memoised.
+    ``force_lattice`` skips the single-class kernel and ``algorithm`` overrides the choice
+    of :func:`exact_algorithm` (both for tests).  Returns (throughput (L, C), residence
+    (M, C), queue (M,), marginal (M, T)) for the full population, and the algorithm used;
+    the lattice index is mixed radix with class 0 fastest.
     """
-    _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()))   # refuses huge lattices
+    _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
+                  int(np.count_nonzero(plan.tracked)))   # refuses huge lattices
     single = len(plan.population) == 1 and not force_lattice
     kernel = _kernels.single_class_mva if single else _kernels.closed_lattice_mva
-    return solve_with_complements(plan, kernel, plan.closed_demand, plan.think)
+    algorithm = algorithm or exact_algorithm(plan)
+    if algorithm == "mva-recursive":
+        return solve_with_complements(plan, kernel, plan.closed_demand, plan.think), algorithm
+    comp_index, comp = convolution.complement_throughputs(plan)
+    out = kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
+                 plan.population, comp_index, comp)
+    return out, algorithm
 
 
 def solve_with_complements(plan, kernel, demand, think, batch=False):
@@ -112,7 +152,7 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
 _NO_COMPLEMENT = np.empty((1, 1, 1))
 
 
-def exact_mva(network: Network) -> Result:
+def exact_mva(network: Network, algorithm: str = "auto") -> Result:
     """Exact MVA of a closed, open or mixed product-form network.
 
     Parameters
@@ -120,6 +160,9 @@ def exact_mva(network: Network) -> Result:
     network : Network
         Any mix of ``queue``, ``delay``, ``multi`` and ``ld`` stations; closed classes
         (population, think time) and open classes (arrival rate).
+    algorithm : {"auto", "mva-recursive", "mva-convolution"}
+        How complement networks are obtained (module notes); ``"auto"`` picks the cheaper
+        by the network's shape.  All give the same answer to rounding.
 
     Returns
     -------
@@ -136,8 +179,9 @@ def exact_mva(network: Network) -> Result:
 
     Notes
     -----
-    Cost: O(prod_c (N_c + 1) * C * sum_k J_k) per lattice pass, times up to 2^L passes
-    for L stations with a capacity function of more than one value (see module notes).
+    Cost: O(prod_c (N_c + 1) * C * sum_k J_k) per lattice pass; for L stations with a
+    capacity function of more than one value, min(2^L passes, O(L log L) convolutions of
+    the same order) (see module notes; ``result.extras["algorithm"]`` says which ran).
     Load-dependent stations with class-dependent demands are treated as processor-sharing
     (the BCMP product-form case).
 
@@ -153,14 +197,20 @@ def exact_mva(network: Network) -> Result:
     >>> round(float(exact_mva(net).throughput[0]), 6)
     4.666667
     """
+    if algorithm != "auto" and algorithm not in EXACT_ALGORITHMS:
+        raise ModelError("options.algorithm", f"unknown algorithm {algorithm!r}; valid: auto, "
+                                              f"{', '.join(EXACT_ALGORITHMS)}")
     _warm_up()
     start = time.perf_counter()
     plan = SolverPlan.of(network)
     closed = (None,) * 4
+    chosen = "none"   # nothing closed to solve
     if plan.population.sum() > 0:
-        x_lattice, r_closed, q_closed, marginal = _closed_lattice(plan)
+        (x_lattice, r_closed, q_closed, marginal), chosen = _closed_lattice(
+            plan, algorithm=None if algorithm == "auto" else algorithm)
         closed = (x_lattice[-1], r_closed, q_closed, marginal)
-    return assemble_result(network, plan, "exact", *closed, solve_seconds=time.perf_counter() - start)
+    return assemble_result(network, plan, "exact", *closed, solve_seconds=time.perf_counter() - start,
+                           extras={"algorithm": chosen})
 
 
 _WARM = False
@@ -172,7 +222,8 @@ def _warm_up():
     if not _WARM:
         plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
         for force in (False, True):
-            _closed_lattice(plan, force_lattice=force)
+            for algorithm in EXACT_ALGORITHMS:
+                _closed_lattice(plan, force_lattice=force, algorithm=algorithm)
         _WARM = True
 
 
@@ -183,5 +234,5 @@ def closed_throughput_curve(network: Network) -> np.ndarray:
     """
     if network.n_classes != 1 or network.is_open.any():
         raise ModelError("network.population", "the throughput curve needs one closed class")
-    x_lattice, *_ = _closed_lattice(SolverPlan.of(network))
+    (x_lattice, *_), _ = _closed_lattice(SolverPlan.of(network))
     return x_lattice[:, 0].copy()

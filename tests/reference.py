@@ -195,3 +195,76 @@ def erlang_c(m, a):
     s = sum(a ** k / math.factorial(k) for k in range(m))
     top = a ** m / math.factorial(m) * m / (m - a)
     return top / (s + top)
+
+
+def _log_station_lattice(kind, servers, capacity, demands, population):
+    """log F(m) of one station over the lattice m <= population, as a C-dimensional array:
+    F(m) = |m|! / A(|m|) prod_c D_c^{m_c} / m_c!  (a delay: prod_c D_c^{m_c} / m_c!)."""
+    from scipy.special import gammaln
+
+    grids = np.meshgrid(*[np.arange(n + 1) for n in population], indexing="ij")
+    total = sum(grids)
+    out = np.zeros(grids[0].shape)
+    for m, d in zip(grids, demands):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where(m == 0, 0.0, m * (math.log(d) if d > 0 else -np.inf))
+        out += term - gammaln(m + 1)
+    if kind != "delay":
+        log_a = np.concatenate(([0.0], np.cumsum([math.log(capacity_value(kind, servers, capacity, j))
+                                                    for j in range(1, int(sum(population)) + 1)])))
+        out += gammaln(total + 1) - log_a[total]
+    return out
+
+
+def _lattice_convolve(log_a, log_b):
+    """Direct convolution over the population lattice, in log space: O(size^2)."""
+    out = np.full(log_a.shape, -np.inf)
+    for m in np.ndindex(*log_a.shape):
+        if log_a[m] == -np.inf:
+            continue
+        target = tuple(slice(i, None) for i in m)
+        source = tuple(slice(0, n - i) for i, n in zip(m, log_a.shape))
+        out[target] = np.logaddexp(out[target], log_a[m] + log_b[source])
+    return out
+
+
+def convolution_multiclass(stations, population, think):
+    """Throughput (C,) and queue lengths (M, C) of a closed multi-class network by direct
+    log-space convolution of the station functions over the lattice (Reiser & Kobayashi
+    1975), with each station's marginal from the convolution of all the others (prefix and
+    suffix products).  For small lattices: O(M lattice^2).
+
+    ``stations``: list of ``(kind, servers, capacity, demands_per_class)``.
+    """
+    population = [int(n) for n in population]
+    shape = tuple(n + 1 for n in population)
+    terminals = _log_station_lattice("delay", 1, None, think, population)
+    funcs = [_log_station_lattice(kind, servers, cap, dem, population) for kind, servers, cap, dem in stations]
+    M = len(funcs)
+    prefix = [terminals]
+    for f in funcs:
+        prefix.append(_lattice_convolve(prefix[-1], f))
+    suffix = [None] * (M + 1)
+    suffix[M] = np.where(np.indices(shape).sum(axis=0) == 0, 0.0, -np.inf)
+    for k in range(M - 1, -1, -1):
+        suffix[k] = _lattice_convolve(funcs[k], suffix[k + 1])
+    log_g = prefix[M]
+    full = tuple(population)
+    C = len(population)
+    throughput = np.zeros(C)
+    for c in range(C):
+        if population[c] > 0:
+            less = list(full)
+            less[c] -= 1
+            throughput[c] = math.exp(log_g[tuple(less)] - log_g[full])
+    queue = np.zeros((M, C))
+    for k in range(M):
+        others = _lattice_convolve(prefix[k], suffix[k + 1])
+        for m in np.ndindex(*shape):
+            weight = funcs[k][m]
+            rest = tuple(n - i for n, i in zip(full, m))
+            if weight == -np.inf or others[rest] == -np.inf:
+                continue
+            p = math.exp(weight + others[rest] - log_g[full])
+            queue[k] += p * np.asarray(m, dtype=float)
+    return throughput, queue
