@@ -71,7 +71,7 @@ import warnings
 
 import numpy as np
 
-from ._amva_kernels import amva_fixed_point, damped, estimated_error
+from ._amva_kernels import amva_fixed_point, amva_newton, damped, estimated_error
 from .errors import ModelError, NumericalWarning
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
@@ -146,11 +146,34 @@ class _State:
         self.marginal = np.array(marginal, dtype=float)
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
+        reducible = _queues_and_delays_only(plan) and self.population.sum() > 1
+        budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
         out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue,
-                               self.marginal, tol, max_iter)
+                               self.marginal, tol, budget)
         self.throughput, self.residence, self.removal, self.iterations, self.error = out
+        self.newton_iterations = 0
+        if self.error > tol and reducible:
+            # Substitution oscillates near saturation: Newton on the C throughputs instead.
+            x, r, q, its, err = amva_newton(plan.closed_demand, plan.is_delay, plan.think, self.population,
+                                            queue_correction, self.throughput, tol, _NEWTON_MAX_ITER)
+            self.iterations += its
+            self.newton_iterations = its
+            if err < self.error:
+                self.throughput, self.residence, self.error = x, r, err
+                self.queue[:] = q
         return self
+
+
+#: Substitution steps tried before Newton on networks of queues and delays (most converge
+#: in far fewer; those that do not are near saturation, where Newton converges quadratically).
+_SUBSTITUTION_BEFORE_NEWTON = 500
+_NEWTON_MAX_ITER = 200
+
+
+def _queues_and_delays_only(plan) -> bool:
+    """True when no station carries marginals (every capacity function has one value)."""
+    return bool(np.all(plan.is_delay | (plan.cap_len == 1)))
 
 
 def _zero_corrections(plan):
