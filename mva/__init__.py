@@ -3,8 +3,9 @@
 Public API
 ----------
 Descriptions: :class:`Network`, :class:`Station`.
-Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`, and the approximate
-:func:`schweitzer` (Bard-Schweitzer) and :func:`linearizer`.
+Solving: :func:`solve` (dispatch by method name), :func:`exact_mva`, the approximate
+:func:`schweitzer` (Bard-Schweitzer) and :func:`linearizer`, and :func:`auto` (exact when
+affordable, else the best approximation that is).
 Bounds: :func:`asymptotic_bounds`, :func:`balanced_job_bounds`.
 Aggregation: :func:`flow_equivalent_station`, :func:`norton_throughputs` (Norton / FESC).
 Batches and sweeps: :func:`batch_exact_single_class`; :mod:`mva.grid`, :mod:`mva.sweep`,
@@ -15,6 +16,7 @@ Results: :class:`Result`.  Errors: :class:`ModelError`, :class:`SaturationError`
 """
 from .aggregation import flow_equivalent_station, norton_throughputs
 from .approximate import linearizer, schweitzer
+from .auto import auto
 from .batch import batch_exact_single_class
 from .bounds import Bounds, asymptotic_bounds, balanced_job_bounds
 from .errors import ModelError, NumericalWarning, SaturationError
@@ -27,9 +29,11 @@ from .solve import METHODS, register_method, solve
 register_method("exact", exact_mva)
 register_method("schweitzer", schweitzer)
 register_method("linearizer", linearizer)
+register_method("auto", auto)
 
 __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
+    "auto",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network",
     "flow_equivalent_station", "norton_throughputs", "batch_exact_single_class",

@@ -5,15 +5,16 @@ demands and think times vary per case.  The recursion is :func:`mva._kernels.sin
 run over a leading batch axis inside one compiled loop
 (:func:`mva._kernels.batch_single_class_mva`), complements included, so each case's
 numbers are bit-for-bit those of :func:`mva.exact_mva` on that case, without B Python
-calls.  Used by what-if sweeps (:mod:`mva.sweep`).
+calls.  Networks with many stations that carry marginals take their complements from the
+convolution (:mod:`mva.convolution`), one case at a time, as :func:`mva.exact_mva` does.  Used by what-if sweeps (:mod:`mva.sweep`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, convolution
 from .errors import ModelError
-from .exact import _warm_up, solve_with_complements
+from .exact import _warm_up, exact_algorithm, solve_with_complements
 from .network import Network
 from .plan import SolverPlan
 
@@ -56,8 +57,16 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
             and np.all(think >= 0)):
         raise ModelError("demand", "demands and think times must be finite and >= 0")
     _warm_up()
-    x, resid, queue, marginal = solve_with_complements(
-        plan, _kernels.batch_single_class_mva, demand[:, :, None], think[:, None], batch=True)
+    if exact_algorithm(plan) == "mva-recursive":
+        x, resid, queue, marginal = solve_with_complements(
+            plan, _kernels.batch_single_class_mva, demand[:, :, None], think[:, None], batch=True)
+    else:   # many stations with marginals: complements by convolution, case by case
+        parts = [convolution.complement_throughputs(plan, demand[b][:, None], think[b:b + 1]) for b in range(B)]
+        comp_index = parts[0][0]
+        comp = np.stack([p[1] for p in parts])
+        x, resid, queue, marginal = _kernels.batch_single_class_mva(
+            demand[:, :, None], plan.is_delay, plan.table, plan.cap_len, plan.tracked, think[:, None],
+            plan.population, comp_index, comp)
     throughput = x[:, -1, 0].copy()
     residence = resid[:, :, 0]
     work = demand * throughput[:, None]

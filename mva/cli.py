@@ -42,6 +42,10 @@ def _format_table(net_name: str, path: str, result) -> str:
     out.write(f"{title}  (method: {result.method}, solve time {result.solve_seconds * 1e3:.3f} ms)\n")
     if not result.converged:
         out.write(f"WARNING: not converged after {result.iterations} iterations\n")
+    if result.method != "exact" and "auto" in result.extras:
+        out.write(f"chosen by --method auto: {result.extras['auto']}\n")
+    if result.accuracy and result.accuracy != "exact":
+        out.write(f"{'WARNING: ' if result.accuracy.startswith('unreliable') else ''}accuracy: {result.accuracy}\n")
     name_w = max(8, *(len(s) for s in result.stations))
     cls_w = max(8, *(len(c) for c in result.classes))
     out.write(f"\n{'class':<{cls_w}}  {'throughput':>14}  {'response_time':>14}\n")
@@ -282,7 +286,7 @@ def _cmd_solve(args) -> int:
             else:
                 network = network_from_dict(doc)
         result, warned = _solve_reporting_warnings(
-            path, lambda: solve(network, method=args.method or "exact", **options))
+            path, lambda: solve(network, method=args.method or "auto", **options))
         if not result.converged and not warned:
             print(f"mva: warning: {path}: method {result.method} did not converge "
                   f"({result.iterations} iterations)", file=sys.stderr)
@@ -334,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(a top-level 'kind', e.g. tpcc_smp) and print the measures.")
     solve_p.add_argument("files", nargs="+", metavar="FILE")
     solve_p.add_argument("--method", choices=sorted(METHODS),
-                         help="solution method for network files (default: exact)")
+                         help="solution method for network files (default: auto, exact whenever its cost "
+                              "fits, else Linearizer or Bard-Schweitzer; the output says which ran)")
     solve_p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                          help="set a model parameter by dotted name (repeatable; TOML values, e.g. "
                               "cpus=4, disk.rotation_latency=0.9e6, mapping.table_to_disk=[1,2,1,2,1,2,1,2,1])")

@@ -40,10 +40,10 @@ def _log(values):
         return np.log(np.asarray(values, dtype=float))
 
 
-def _base(plan, demand):
+def _base(plan, demand, think):
     """log G of the terminals, the delay stations and every station without marginals;
     the tracked stations (indices) left to convolve."""
-    delay_total = plan.think + demand[plan.is_delay].sum(axis=0)
+    delay_total = think + demand[plan.is_delay].sum(axis=0)
     log_g = kernels.delay_log_constant(_log(delay_total), plan.population)
     tracked = []
     for k in range(len(plan.cap_len)):
@@ -61,7 +61,7 @@ def _add_station(log_g, plan, demand, k):
                                     plan.population)
 
 
-def complement_log_constants(plan, demand=None) -> dict:
+def complement_log_constants(plan, demand=None, think=None) -> dict:
     """log G_{-k}(n) on the whole lattice for every station k that carries marginals.
 
     Parameters
@@ -70,6 +70,8 @@ def complement_log_constants(plan, demand=None) -> dict:
         The closed part of the network (:class:`mva.plan.SolverPlan`).
     demand : ndarray (M, C_closed), optional
         Demands to use instead of the plan's (time unit).
+    think : ndarray (C_closed,), optional
+        Think times to use instead of the plan's (time unit).
 
     Returns
     -------
@@ -77,7 +79,7 @@ def complement_log_constants(plan, demand=None) -> dict:
     0 fastest (G in the time unit to the power |n|; -inf where G_{-k}(n) = 0).
     """
     demand = plan.closed_demand if demand is None else demand
-    log_g, tracked = _base(plan, demand)
+    log_g, tracked = _base(plan, demand, plan.think if think is None else think)
     out = {}
 
     def split(outside, stations):
@@ -101,20 +103,20 @@ def log_normalising_constant(plan, demand=None) -> np.ndarray:
     """log G(n) of the closed part of the network on the whole lattice (see
     :func:`complement_log_constants` for the layout and units)."""
     demand = plan.closed_demand if demand is None else demand
-    log_g, tracked = _base(plan, demand)
+    log_g, tracked = _base(plan, demand, plan.think)
     for k in tracked:
         log_g = _add_station(log_g, plan, demand, k)
     return log_g
 
 
-def complement_throughputs(plan, demand=None):
+def complement_throughputs(plan, demand=None, think=None):
     """Complement throughputs in the layout :func:`mva._kernels.closed_lattice_mva` takes.
 
     Returns ``comp_index`` (M,) (row of station k, -1 if it carries no marginals) and
     ``comp_throughput`` (K, L, C): X_c^{-k}(n) = G_{-k}(n - e_c)/G_{-k}(n) (1/time unit;
     inf where class c cannot be served without station k).
     """
-    logs = complement_log_constants(plan, demand)
+    logs = complement_log_constants(plan, demand, think)
     M = len(plan.cap_len)
     comp_index = np.full(M, -1, dtype=np.int64)
     rows = []

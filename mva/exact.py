@@ -46,7 +46,7 @@ from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
 
-__all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
+__all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "exact_cost", "exact_lattice_fits", "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
 
 #: The exact algorithms (see the module notes).
 EXACT_ALGORITHMS = ("mva-recursive", "mva-convolution")
@@ -75,19 +75,39 @@ def _lattice_size(population, n_stations, n_tracked, n_complements=0) -> int:
 _CONVOLUTION_STEP_COST = 6.0
 
 
-def exact_algorithm(plan) -> str:
-    """The exact algorithm for a :class:`~mva.plan.SolverPlan`: ``"mva-recursive"`` when
-    its 2^L complement passes cost less than the convolution's complements, else
-    ``"mva-convolution"`` (module notes)."""
+def exact_cost(plan) -> tuple[str, float]:
+    """The cheaper exact algorithm for a :class:`~mva.plan.SolverPlan` and its estimated
+    cost in lattice steps (one step: one station and class at one population vector of
+    an MVA pass, about 1-2 ns here).
+
+    ``"mva-recursive"`` costs about 2^L / 2 passes for L stations that carry marginals;
+    ``"mva-convolution"`` one pass plus its convolutions (module notes).
+    """
     n_tracked = int(np.count_nonzero(plan.tracked))
-    if n_tracked <= 1:
-        return "mva-recursive"   # one complement at most: the two coincide
     lattice = float(np.prod(plan.population.astype(float) + 1.0))
     C = len(plan.population)
     per_pass = lattice * C * float(len(plan.cap_len) + plan.cap_len.sum())
-    recursive = per_pass * 2.0 ** n_tracked / 2.0   # subsets shrink: about half the stations each
+    recursive = per_pass * max(1.0, 2.0 ** n_tracked / 2.0)   # subsets shrink: about half the stations each
+    if n_tracked <= 1:
+        return "mva-recursive", recursive   # one complement at most: the two coincide
     convolution_total = _CONVOLUTION_STEP_COST * convolution.convolution_cost(plan) + per_pass
-    return "mva-recursive" if recursive <= convolution_total else "mva-convolution"
+    return ("mva-recursive", recursive) if recursive <= convolution_total else ("mva-convolution", convolution_total)
+
+
+def exact_algorithm(plan) -> str:
+    """The exact algorithm :func:`exact_mva` runs for a :class:`~mva.plan.SolverPlan`
+    (see :func:`exact_cost`)."""
+    return exact_cost(plan)[0]
+
+
+def exact_lattice_fits(plan) -> bool:
+    """True when the exact solver would accept the plan's lattice (points and memory)."""
+    try:
+        _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
+                      int(np.count_nonzero(plan.tracked)))
+    except ModelError:
+        return False
+    return True
 
 
 def _closed_lattice(plan, force_lattice=False, algorithm=None):
@@ -210,7 +230,7 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
             plan, algorithm=None if algorithm == "auto" else algorithm)
         closed = (x_lattice[-1], r_closed, q_closed, marginal)
     return assemble_result(network, plan, "exact", *closed, solve_seconds=time.perf_counter() - start,
-                           extras={"algorithm": chosen})
+                           accuracy="exact", extras={"algorithm": chosen})
 
 
 _WARM = False

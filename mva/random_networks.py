@@ -99,16 +99,21 @@ def random_closed_network(rng: np.random.Generator, n_classes: int, n_stations: 
         return Network(stations, population=population.tolist(), think_time=think.tolist())
 
 
-def random_study_sample(seed: int, count: int, max_classes: int, max_stations: int, **options):
+def random_study_sample(seed: int, count: int, max_classes: int, max_stations: int, monotone_share: float = 1.0,
+                        **options):
     """``count`` networks for an accuracy study, reproducible from ``seed``.
 
     Each has 1..``max_classes`` classes and 2..``max_stations`` stations drawn in the
-    :data:`STUDY_KIND_WEIGHTS` mix, with increasing concave ``ld`` capacity functions
-    (the kind of server the approximations target); ``options`` go to
+    :data:`STUDY_KIND_WEIGHTS` mix.  A share ``monotone_share`` of the networks has
+    increasing concave ``ld`` capacity functions (the kind of server the approximations
+    target); the others draw capacities uniformly on [0.3, 3], most of them not monotone
+    (a thrashing or lock-bound subsystem).  ``options`` go to
     :func:`random_closed_network` (e.g. ``max_population``, ``max_lattice``).
     """
     rng = np.random.default_rng(seed)
-    options = {"kind_weights": STUDY_KIND_WEIGHTS, "monotone_capacity": True, **options}
+    options = {"kind_weights": STUDY_KIND_WEIGHTS, **options}
     for _ in range(count):
+        # (no draw when every network is monotone: earlier samples stay as they were)
+        monotone = monotone_share >= 1.0 or bool(rng.random() < monotone_share)
         yield random_closed_network(rng, int(rng.integers(1, max_classes + 1)),
-                                    int(rng.integers(2, max_stations + 1)), **options)
+                                    int(rng.integers(2, max_stations + 1)), monotone_capacity=monotone, **options)

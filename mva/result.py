@@ -41,6 +41,13 @@ class Result:
         Wall time of the solve alone.
     message : str
         Anything the user should know about how the result was obtained.
+    accuracy : str
+        What the numbers are worth: ``"exact"``, the method's measured typical error, or
+        ``"unreliable: ..."`` with the station and the reason (then a
+        :class:`~mva.errors.NumericalWarning` was issued too).
+    extras : dict
+        Method details, e.g. ``"algorithm"`` (which exact algorithm ran),
+        ``"outer_iterations"`` (Linearizer), ``"auto"`` (why ``method="auto"`` chose it).
     """
 
     method: str
@@ -55,6 +62,7 @@ class Result:
     iterations: int = 0
     solve_seconds: float = 0.0
     message: str = ""
+    accuracy: str = ""
     extras: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -107,4 +115,7 @@ class Result:
             "iterations": int(self.iterations),
             "solve_seconds": float(self.solve_seconds),
             "message": self.message,
+            "accuracy": self.accuracy,
+            "algorithm": self.extras.get("algorithm", self.method),
+            **({"auto": self.extras["auto"]} if "auto" in self.extras else {}),
         }

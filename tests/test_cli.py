@@ -82,7 +82,8 @@ def test_non_convergence_warns_on_stderr_and_strict_exits_3(capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--tol", "1e-6"], "method 'exact' has no option(s) tol"),
+    (["--method", "exact", "--tol", "1e-6"], "method 'exact' has no option(s) tol"),
+    (["--tol", "0"], "options.tol: must be a number in (0, 1)"),   # auto checks options it may not use
     (["--method", "linearizer", "--tol", "0"], "options.tol: must be a number in (0, 1)"),
     (["--method", "schweitzer", "--max-outer", "3"], "has no option(s) max_outer"),
     (["--method", "linearizer", "--max-iter", "0"], "options.max_iter: must be an integer >= 1"),

@@ -144,3 +144,22 @@ def test_unknown_algorithm_is_one_line_error():
     net = Network([Station("q", "queue", [0.1])], population=[2])
     with pytest.raises(ModelError, match="options.algorithm: unknown algorithm 'fast'"):
         solve(net, algorithm="fast")
+
+
+def test_batch_solver_with_many_marginal_stations_equals_single_solves():
+    """The sweep's batch solver takes the convolution path too, with each case's own
+    demands and think time: the same numbers as solving each case alone."""
+    from mva import batch_exact_single_class
+
+    rng = np.random.default_rng(42)
+    net = _marginal_network(rng, 1, 12, 3, [60])
+    demand = net.demands[:, 0] * rng.uniform(0.5, 1.5, (5, net.n_stations))
+    think = rng.uniform(0.0, 4.0, 5)
+    batch = batch_exact_single_class(net, demand, think)
+    for b in range(5):
+        case = Network([Station(s.name, s.kind, [demand[b, k]], servers=s.servers, capacity=s.capacity)
+                        for k, s in enumerate(net.stations)], population=[60], think_time=[think[b]])
+        single = solve(case)
+        assert single.extras["algorithm"] == "mva-convolution"
+        np.testing.assert_array_equal(batch["throughput"][b], single.throughput[0])
+        np.testing.assert_array_equal(batch["queue_length"][b], single.queue_length[:, 0])
