@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._kernels import _jit
+from ._kernels import _jit, next_population
 
 
 @_jit
@@ -47,11 +47,7 @@ def delay_log_constant(log_think, population):
     n_vec = np.zeros(C, dtype=np.int64)
     for idx in range(size):
         if idx > 0:
-            for c in range(C):
-                if n_vec[c] < population[c]:
-                    n_vec[c] += 1
-                    break
-                n_vec[c] = 0
+            next_population(n_vec, population)
         total = 0.0
         for c in range(C):
             n = n_vec[c]
@@ -71,11 +67,7 @@ def _shift_sum(source, log_demand, population, strides, size, out):
     n_vec = np.zeros(C, dtype=np.int64)
     for idx in range(size):
         if idx > 0:
-            for c in range(C):
-                if n_vec[c] < population[c]:
-                    n_vec[c] += 1
-                    break
-                n_vec[c] = 0
+            next_population(n_vec, population)
         top = -np.inf
         for c in range(C):
             if n_vec[c] > 0:
@@ -140,11 +132,7 @@ def convolve_station(log_g, log_demand, capacity, cap_len, population):
     n_vec = np.zeros(C, dtype=np.int64)
     for idx in range(size):
         if idx > 0:
-            for c in range(C):
-                if n_vec[c] < population[c]:
-                    n_vec[c] += 1
-                    break
-                n_vec[c] = 0
+            next_population(n_vec, population)
         v = current[idx] - log_a
         for c in range(C):
             if n_vec[c] > 0:
@@ -164,11 +152,7 @@ def complement_throughputs(log_g, population):
     n_vec = np.zeros(C, dtype=np.int64)
     for idx in range(size):
         if idx > 0:
-            for c in range(C):
-                if n_vec[c] < population[c]:
-                    n_vec[c] += 1
-                    break
-                n_vec[c] = 0
+            next_population(n_vec, population)
         for c in range(C):
             if n_vec[c] > 0:
                 if log_g[idx] == -np.inf:

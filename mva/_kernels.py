@@ -14,6 +14,17 @@ def _jit(func):
     return njit(cache=True, error_model="numpy", nogil=True)(func)
 
 
+@njit(cache=True, inline="always")   # inlined into the kernels' lattice loops
+def next_population(n_vec, population):
+    """Advance the population vector ``n_vec`` in place to the next lattice point (mixed
+    radix, class 0 fastest: an odometer)."""
+    for c in range(population.shape[0]):
+        if n_vec[c] < population[c]:
+            n_vec[c] += 1
+            return
+        n_vec[c] = 0
+
+
 @_jit
 def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, population,
                        comp_index, comp_throughput):
@@ -83,7 +94,8 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
     n_vec = np.zeros(C, dtype=np.int64)
 
     for idx in range(1, L):
-        # odometer: next population vector in mixed radix
+        # odometer: next population vector in mixed radix (written out: this is the hot
+        # loop, and a call here measured 6-20% slower even when inlined)
         for c in range(C):
             if n_vec[c] < population[c]:
                 n_vec[c] += 1

@@ -83,6 +83,13 @@ def exact_cost(plan) -> tuple[str, float]:
     ``"mva-recursive"`` costs about 2^L / 2 passes for L stations that carry marginals;
     ``"mva-convolution"`` one pass plus its convolutions (module notes).
     """
+    if plan.exact_choice is not None:
+        return plan.exact_choice
+    plan.exact_choice = _exact_cost(plan)
+    return plan.exact_choice
+
+
+def _exact_cost(plan):
     n_tracked = int(np.count_nonzero(plan.tracked))
     lattice = float(np.prod(plan.population.astype(float) + 1.0))
     C = len(plan.population)
@@ -118,11 +125,17 @@ def _closed_lattice(plan, force_lattice=False, algorithm=None):
     (M, C), queue (M,), marginal (M, T)) for the full population, and the algorithm used;
     the lattice index is mixed radix with class 0 fastest.
     """
-    _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
-                  int(np.count_nonzero(plan.tracked)))   # refuses huge lattices
+    if not plan.lattice_checked:   # once per plan: refuses huge lattices
+        _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
+                      int(np.count_nonzero(plan.tracked)))
+        plan.lattice_checked = True
     single = len(plan.population) == 1 and not force_lattice
     kernel = _kernels.single_class_mva if single else _kernels.closed_lattice_mva
     algorithm = algorithm or exact_algorithm(plan)
+    if not plan.tracked.any():   # no complements needed: one kernel call
+        return kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
+                      plan.population, _NO_COMPLEMENT_INDEX[:len(plan.cap_len)] if len(plan.cap_len) <= 64
+                      else np.full(len(plan.cap_len), -1, dtype=np.int64), _NO_COMPLEMENT), algorithm
     if algorithm == "mva-recursive":
         return solve_with_complements(plan, kernel, plan.closed_demand, plan.think), algorithm
     comp_index, comp = convolution.complement_throughputs(plan)
@@ -170,6 +183,7 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
 
 
 _NO_COMPLEMENT = np.empty((1, 1, 1))
+_NO_COMPLEMENT_INDEX = np.full(64, -1, dtype=np.int64)   # read-only use: no station has a complement
 
 
 def exact_mva(network: Network, algorithm: str = "auto") -> Result:

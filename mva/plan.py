@@ -89,6 +89,23 @@ class SolverPlan:
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
         self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
         self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
+        # For assemble_result, once: stations with open load, utilisation divisors, and the
+        # load-dependent stations whose utilisation comes from p(0).
+        self.open_stations = np.flatnonzero(self.open_load > 0)
+        self.all_closed = len(self.open_classes) == 0
+        self.util_divisor = np.ones(M)
+        self.busy_from_marginal = []
+        for k, station in enumerate(network.stations):
+            if station.kind == "multi":
+                self.util_divisor[k] = station.servers
+            elif station.kind == "ld":
+                if len(self.capacities[k]) == 1:
+                    self.util_divisor[k] = self.capacities[k][0]
+                else:
+                    no_open = 1.0 if self.effects[k] is None else self.effects[k].p_no_open_when_empty
+                    self.busy_from_marginal.append((k, no_open))
+        self.exact_choice = None      # (algorithm, cost), filled by mva.exact on first use
+        self.lattice_checked = False  # mva.exact refused or accepted the lattice size
 
     @classmethod
     def of(cls, network: Network) -> "SolverPlan":
@@ -124,23 +141,26 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
     """
     demand = network.demands
     M, C = demand.shape
-    throughput = np.zeros(C)
-    residence = np.zeros((M, C))
-    queue = np.zeros((M, C))
-    if closed_throughput is not None:
-        throughput[plan.closed] = closed_throughput
-        residence[:, plan.closed] = closed_residence
-        queue[:, plan.closed] = closed_residence * closed_throughput
+    if closed_throughput is not None and plan.all_closed:   # the common case, without copies
+        throughput = np.asarray(closed_throughput, dtype=float)
+        residence = closed_residence
+        queue = closed_residence * closed_throughput
     else:
-        closed_total_queue = np.zeros(M)
-        marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
-        marginal[:, 0] = 1.0  # no closed customer anywhere
+        throughput = np.zeros(C)
+        residence = np.zeros((M, C))
+        queue = np.zeros((M, C))
+        if closed_throughput is not None:
+            throughput[plan.closed] = closed_throughput
+            residence[:, plan.closed] = closed_residence
+            queue[:, plan.closed] = closed_residence * closed_throughput
+        else:
+            closed_total_queue = np.zeros(M)
+            marginal = np.zeros((M, max(int(plan.tracked.max()), 1)))
+            marginal[:, 0] = 1.0  # no closed customer anywhere
     rate = plan.rate
     throughput[plan.open_classes] = rate[plan.open_classes]
-    for k in range(M):
+    for k in plan.open_stations:
         a = plan.open_load[k]
-        if a == 0:
-            continue
         if plan.capacities[k] is None:
             open_queue = a
         else:
@@ -157,16 +177,9 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
 def _utilization(network, plan, throughput, marginal):
     """Utilisation per station and class, as defined in :class:`~mva.result.Result`."""
     work = network.demands * throughput[None, :]
-    util = work.copy()
-    for k, station in enumerate(network.stations):
-        cap = plan.capacities[k]
-        if station.kind == "multi":
-            util[k] = work[k] / station.servers
-        elif station.kind == "ld":
-            total = work[k].sum()
-            if len(cap) == 1:
-                util[k] = work[k] / cap[0]
-            elif total > 0:
-                no_open = 1.0 if plan.effects[k] is None else plan.effects[k].p_no_open_when_empty
-                util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
+    util = work / plan.util_divisor[:, None]
+    for k, no_open in plan.busy_from_marginal:
+        total = work[k].sum()
+        if total > 0:
+            util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
     return util

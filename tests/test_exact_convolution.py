@@ -7,6 +7,7 @@ from mva import ModelError, Network, Station, solve
 from mva.random_networks import random_station
 from netgen import description, random_closed_network
 from reference import convolution_multiclass, convolution_throughput, enumerate_closed
+from test_exact_vs_reference import check_closed
 
 RTOL = 1e-9
 
@@ -34,14 +35,7 @@ def _marginal_network(rng, n_classes, n_marginal, n_queues, population, monotone
 def test_convolution_matches_enumeration(seed):
     """Random networks of every station type, 1-4 classes, against brute-force enumeration."""
     rng = np.random.default_rng(7000 + seed)
-    net = random_closed_network(rng, 1 + seed % 4)
-    result = solve(net, algorithm="mva-convolution")
-    x_ref, q_ref, busy_ref, _ = enumerate_closed(description(net), list(net.population), list(net.think_time))
-    np.testing.assert_allclose(result.throughput, x_ref, rtol=RTOL)
-    np.testing.assert_allclose(result.queue_length, q_ref, rtol=RTOL, atol=1e-12)
-    for k, st in enumerate(net.stations):
-        if st.kind in ("queue", "ld"):
-            np.testing.assert_allclose(result.utilization[k].sum(), busy_ref[k], rtol=RTOL, atol=1e-12)
+    check_closed(random_closed_network(rng, 1 + seed % 4), algorithm="mva-convolution")
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -163,3 +157,13 @@ def test_batch_solver_with_many_marginal_stations_equals_single_solves():
         assert single.extras["algorithm"] == "mva-convolution"
         np.testing.assert_array_equal(batch["throughput"][b], single.throughput[0])
         np.testing.assert_array_equal(batch["queue_length"][b], single.queue_length[:, 0])
+
+
+def test_lattice_refusal_survives_a_cost_estimate_on_the_same_network():
+    """auto estimates the exact cost (and picks an approximation); a later exact solve of
+    the same Network object must still refuse the lattice, not try to allocate it."""
+    net = Network([Station("cpu", "multi", [0.1] * 8, servers=2), Station("d", "queue", [0.1] * 8)],
+                  population=[40] * 8)
+    assert solve(net, "auto").method == "linearizer"
+    with pytest.raises(ModelError, match="population vectors"):
+        solve(net, "exact")

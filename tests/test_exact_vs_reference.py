@@ -9,8 +9,9 @@ from reference import enumerate_closed
 RTOL = 1e-9
 
 
-def _check_closed(net):
-    result = solve(net)
+def check_closed(net, **options):
+    """``solve(net, **options)`` against enumeration: throughputs, queue lengths, P(busy)."""
+    result = solve(net, **options)
     x_ref, q_ref, busy_ref, _ = enumerate_closed(description(net), list(net.population), list(net.think_time))
     np.testing.assert_allclose(result.throughput, x_ref, rtol=RTOL)
     np.testing.assert_allclose(result.queue_length, q_ref, rtol=RTOL, atol=1e-12)
@@ -26,7 +27,7 @@ def test_random_closed_networks_match_enumeration(seed):
     """60 random networks, 1-4 classes, every station type, against enumeration."""
     rng = np.random.default_rng(seed)
     n_classes = 1 + seed % 4
-    _check_closed(random_closed_network(rng, n_classes))
+    check_closed(random_closed_network(rng, n_classes))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -34,7 +35,7 @@ def test_random_closed_networks_match_enumeration(seed):
 def test_every_station_type_in_every_class_count(kind, n_classes):
     """Each type next to a plain queue, so no type is left to chance."""
     rng = np.random.default_rng(1000 + 10 * n_classes + KINDS.index(kind))
-    _check_closed(random_closed_network(rng, n_classes, kinds=[kind, "queue"]))
+    check_closed(random_closed_network(rng, n_classes, kinds=[kind, "queue"]))
 
 
 def test_several_load_dependent_stations_need_nested_complements():
@@ -44,7 +45,7 @@ def test_several_load_dependent_stations_need_nested_complements():
                    Station("g", "ld", [0.2, 0.6], capacity=[2.0, 1.0]),
                    Station("q", "queue", [0.1, 0.1])],
                   population=[4, 3], think_time=[1.0, 0.0])
-    _check_closed(net)
+    check_closed(net)
 
 
 @pytest.mark.parametrize("seed", range(12))
