@@ -199,7 +199,8 @@ def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
     if not converged:
         warnings.warn(f"{method}: {message}", NumericalWarning, stacklevel=3)
     accuracy = TYPICAL_ACCURACY[method, multiserver]
-    doubts = unreliable_stations(solved, plan) if state is not None else []
+    # (with one closed customer both methods are exact: nothing to doubt)
+    doubts = unreliable_stations(solved, plan) if state is not None and plan.population.sum() > 1 else []
     if doubts:
         accuracy = "unreliable: " + "; ".join(doubts)
         message = "; ".join(filter(None, [message, accuracy]))

@@ -137,3 +137,14 @@ def test_newton_finishes_a_fixed_point_that_substitution_does_not():
     throughput = n / (think + residence.sum(axis=0))
     np.testing.assert_allclose(result.throughput, throughput, rtol=1e-8)
     np.testing.assert_allclose(q, throughput * residence, rtol=1e-8, atol=1e-10)
+
+
+def test_no_flag_where_the_approximation_is_exact():
+    """One closed customer: both methods are exact, so a decreasing capacity is no doubt."""
+    net = _thrashing_network().replace(population=[1, 0, 0])
+    for method in ("schweitzer", "linearizer"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NumericalWarning)
+            result = solve(net, method)
+        assert not result.accuracy.startswith("unreliable")
+        np.testing.assert_allclose(result.throughput, solve(net).throughput, rtol=1e-10)
