@@ -69,8 +69,8 @@ is at most ``tol``.  Near saturation substitution can oscillate; on a network of
 and delays (no station carries marginals) a fixed point that has not converged after 500
 substitution steps is finished by Newton's method on the C class throughputs, each
 station's queue lengths solved in closed form (:func:`mva._amva_kernels.amva_newton`);
-``extras["newton_iterations"]`` counts its steps.  Linearizer solves its inner fixed points to ``tol / 10`` and applies
-the same test to its outer iteration.  A result that stops at an iteration cap carries
+``extras["newton_iterations"]`` counts its steps.  Linearizer solves its inner fixed
+points to ``tol / 10`` and applies the same test to its outer iteration.  A result that stops at an iteration cap carries
 ``converged=False`` and a :class:`~mva.errors.NumericalWarning` is issued.
 """
 from __future__ import annotations
@@ -158,7 +158,7 @@ class _State:
         self.marginal = np.array(marginal, dtype=float)
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
-        reducible = _queues_and_delays_only(plan) and self.population.sum() > 1
+        reducible = not plan.needs_marginals and self.population.sum() > 1
         budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
         out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue,
@@ -181,11 +181,6 @@ class _State:
 #: in far fewer; those that do not are near saturation, where Newton converges quadratically).
 _SUBSTITUTION_BEFORE_NEWTON = 500
 _NEWTON_MAX_ITER = 200
-
-
-def _queues_and_delays_only(plan) -> bool:
-    """True when no station carries marginals (every capacity function has one value)."""
-    return bool(np.all(plan.is_delay | (plan.cap_len == 1)))
 
 
 def _zero_corrections(plan):
@@ -293,7 +288,8 @@ def unreliable_stations(network: Network, plan, throughput, residence) -> tuple[
                           f"large to check (use method exact or auto)")
             continue
         active = (population > 0) & (demand > 0)
-        outside = np.where(population > 0, population / np.where(throughput > 0, throughput, 1.0), 0.0) - residence[k]
+        cycle = np.divide(population, throughput, out=np.zeros(len(population)), where=throughput > 0)
+        outside = cycle - residence[k]   # per-class time away from station k (think time included)
         exact = conditional_throughput(demand, cap, population, np.maximum(outside, 0.0))
         gap = float(np.max(np.abs(exact[active] - throughput[active]) / throughput[active])) if active.any() else 0.0
         if gap > CHECK_TOLERANCE:

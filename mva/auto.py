@@ -16,8 +16,6 @@ naming a station), and ``extras["auto"]`` why it was chosen.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .approximate import check_options, linearizer, schweitzer
 from .exact import exact_cost, exact_lattice_fits, exact_mva
 from .network import Network
@@ -38,11 +36,10 @@ def choose_method(network: Network) -> tuple[str, str]:
     plan = SolverPlan.of(network)
     if plan.population.sum() == 0:
         return "exact", "no closed customers"
-    lattice = float(np.prod(plan.population.astype(float) + 1.0))
     algorithm, cost = exact_cost(plan)
     if exact_lattice_fits(plan) and cost <= EXACT_BUDGET:
         return "exact", f"exact cost {cost:.3g} lattice steps ({algorithm}) within the budget {EXACT_BUDGET:.3g}"
-    why = (f"the exact lattice has {lattice:.3g} population vectors (estimated cost {cost:.3g} steps, "
+    why = (f"the exact lattice has {float(plan.lattice_points):.3g} population vectors (estimated cost {cost:.3g} steps, "
            f"budget {EXACT_BUDGET:.3g})")
     C = len(plan.population)
     linearizer_work = (C + 1) * float(len(plan.cap_len) * C * plan.cap_len.max())

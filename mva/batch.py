@@ -6,7 +6,8 @@ run over a leading batch axis inside one compiled loop
 (:func:`mva._kernels.batch_single_class_mva`), complements included, so each case's
 numbers are bit-for-bit those of :func:`mva.exact_mva` on that case, without B Python
 calls.  Networks with many stations that carry marginals take their complements from the
-convolution (:mod:`mva.convolution`), one case at a time, as :func:`mva.exact_mva` does.  Used by what-if sweeps (:mod:`mva.sweep`).
+convolution (:mod:`mva.convolution`), one case at a time, as :func:`mva.exact_mva` does.
+Used by what-if sweeps (:mod:`mva.sweep`).
 """
 from __future__ import annotations
 

@@ -31,8 +31,7 @@ import numpy as np
 
 from . import _convolution_kernels as kernels
 
-__all__ = ["complement_log_constants", "complement_throughputs", "log_normalising_constant",
-           "convolution_cost"]
+__all__ = ["complement_log_constants", "complement_throughputs", "convolution_cost"]
 
 
 def _log(values):
@@ -99,16 +98,6 @@ def complement_log_constants(plan, demand=None, think=None) -> dict:
     return out
 
 
-def log_normalising_constant(plan, demand=None) -> np.ndarray:
-    """log G(n) of the closed part of the network on the whole lattice (see
-    :func:`complement_log_constants` for the layout and units)."""
-    demand = plan.closed_demand if demand is None else demand
-    log_g, tracked = _base(plan, demand, plan.think)
-    for k in tracked:
-        log_g = _add_station(log_g, plan, demand, k)
-    return log_g
-
-
 def complement_throughputs(plan, demand=None, think=None):
     """Complement throughputs in the layout :func:`mva._kernels.closed_lattice_mva` takes.
 
@@ -130,11 +119,10 @@ def complement_throughputs(plan, demand=None, think=None):
 def convolution_cost(plan) -> float:
     """Relative cost of :func:`complement_log_constants` (lattice points x classes x
     capacity values convolved), for choosing between exact algorithms."""
-    lattice = float(np.prod(plan.population.astype(float) + 1.0))
     C = len(plan.population)
     total = int(plan.population.sum())
     tracked = [k for k in range(len(plan.cap_len)) if plan.tracked[k] > 0]
     depth = max(1.0, np.ceil(np.log2(max(len(tracked), 1))))
     work = sum(min(int(plan.cap_len[k]), total + 1) for k in tracked) * depth
     work += sum(1 for k in range(len(plan.cap_len)) if not plan.is_delay[k] and plan.tracked[k] == 0)
-    return lattice * C * (work + 1)
+    return float(plan.lattice_points) * C * (work + 1)

@@ -35,7 +35,6 @@ classes are summed out exactly, see :mod:`mva.open`.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -46,7 +45,8 @@ from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
 
-__all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "exact_cost", "exact_lattice_fits", "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
+__all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "exact_cost", "exact_lattice_fits",
+           "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
 
 #: The exact algorithms (see the module notes).
 EXACT_ALGORITHMS = ("mva-recursive", "mva-convolution")
@@ -57,17 +57,18 @@ MAX_LATTICE_POINTS = 20_000_000
 MAX_LATTICE_BYTES = 4 * 2**30
 
 
-def _lattice_size(population, n_stations, n_tracked, n_complements=0) -> int:
-    """Lattice points of the exact solve; refuses what would not fit in memory (the
-    lattice arrays of the pass and the complements' throughputs)."""
-    size = math.prod(int(n) + 1 for n in population)
-    bytes_needed = 8.0 * size * (n_stations + n_tracked + (2 + n_complements) * len(population))
+def _check_lattice(plan) -> None:
+    """Refuse a lattice that would not fit (points, or memory for the arrays of the pass
+    and the complements' throughputs)."""
+    size = plan.lattice_points
+    n_complements = int(np.count_nonzero(plan.tracked))
+    bytes_needed = 8.0 * size * (len(plan.cap_len) + int(plan.tracked.sum())
+                                 + (2 + n_complements) * len(plan.population))
     if size > MAX_LATTICE_POINTS or bytes_needed > MAX_LATTICE_BYTES:
         raise ModelError("network.population",
                          f"the exact solver would visit {size:.3g} population vectors "
                          f"({bytes_needed / 2**30:.3g} GiB; limits {MAX_LATTICE_POINTS:.3g} vectors, "
                          f"{MAX_LATTICE_BYTES / 2**30:.3g} GiB); use an approximate method")
-    return size
 
 
 #: Cost of one log-sum-exp step of the convolution relative to one MVA lattice step
@@ -91,9 +92,8 @@ def exact_cost(plan) -> tuple[str, float]:
 
 def _exact_cost(plan):
     n_tracked = int(np.count_nonzero(plan.tracked))
-    lattice = float(np.prod(plan.population.astype(float) + 1.0))
     C = len(plan.population)
-    per_pass = lattice * C * float(len(plan.cap_len) + plan.cap_len.sum())
+    per_pass = float(plan.lattice_points) * C * float(len(plan.cap_len) + plan.cap_len.sum())
     recursive = per_pass * max(1.0, 2.0 ** n_tracked / 2.0)   # subsets shrink: about half the stations each
     if n_tracked <= 1:
         return "mva-recursive", recursive   # one complement at most: the two coincide
@@ -110,8 +110,7 @@ def exact_algorithm(plan) -> str:
 def exact_lattice_fits(plan) -> bool:
     """True when the exact solver would accept the plan's lattice (points and memory)."""
     try:
-        _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
-                      int(np.count_nonzero(plan.tracked)))
+        _check_lattice(plan)
     except ModelError:
         return False
     return True
@@ -125,23 +124,20 @@ def _closed_lattice(plan, force_lattice=False, algorithm=None):
     (M, C), queue (M,), marginal (M, T)) for the full population, and the algorithm used;
     the lattice index is mixed radix with class 0 fastest.
     """
-    if not plan.lattice_checked:   # once per plan: refuses huge lattices
-        _lattice_size(plan.population, len(plan.cap_len), int(plan.tracked.sum()),
-                      int(np.count_nonzero(plan.tracked)))
+    if not plan.lattice_checked:   # once per plan
+        _check_lattice(plan)
         plan.lattice_checked = True
     single = len(plan.population) == 1 and not force_lattice
     kernel = _kernels.single_class_mva if single else _kernels.closed_lattice_mva
     algorithm = algorithm or exact_algorithm(plan)
-    if not plan.tracked.any():   # no complements needed: one kernel call
-        return kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
-                      plan.population, _NO_COMPLEMENT_INDEX[:len(plan.cap_len)] if len(plan.cap_len) <= 64
-                      else np.full(len(plan.cap_len), -1, dtype=np.int64), _NO_COMPLEMENT), algorithm
-    if algorithm == "mva-recursive":
+    if not plan.needs_marginals:   # no complements: the whole network in one kernel call
+        comp_index, comp = np.full(len(plan.cap_len), -1, dtype=np.int64), _NO_COMPLEMENT
+    elif algorithm == "mva-recursive":
         return solve_with_complements(plan, kernel, plan.closed_demand, plan.think), algorithm
-    comp_index, comp = convolution.complement_throughputs(plan)
-    out = kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
-                 plan.population, comp_index, comp)
-    return out, algorithm
+    else:
+        comp_index, comp = convolution.complement_throughputs(plan)
+    return kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
+                  plan.population, comp_index, comp), algorithm
 
 
 def solve_with_complements(plan, kernel, demand, think, batch=False):
@@ -183,7 +179,6 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
 
 
 _NO_COMPLEMENT = np.empty((1, 1, 1))
-_NO_COMPLEMENT_INDEX = np.full(64, -1, dtype=np.int64)   # read-only use: no station has a complement
 
 
 def exact_mva(network: Network, algorithm: str = "auto") -> Result:

@@ -10,6 +10,8 @@ distribution) then gives the open classes' measures and the utilisations in one 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import SaturationError
@@ -89,6 +91,10 @@ class SolverPlan:
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
         self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
         self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
+        #: True when some station carries marginals (and so needs a complement network).
+        self.needs_marginals = bool(self.tracked.any())
+        #: Population vectors of the exact lattice, prod_c (N_c + 1).
+        self.lattice_points = math.prod(int(n) + 1 for n in self.population)
         # For assemble_result, once: stations with open load, utilisation divisors, and the
         # load-dependent stations whose utilisation comes from p(0).
         self.open_stations = np.flatnonzero(self.open_load > 0)
