@@ -28,10 +28,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from calibration.simulator import simulate  # noqa: E402
-from calibration.synthetic import generate  # noqa: E402
-from calibration.traces import read_lackey, write_npz  # noqa: E402
-from calibration.workload import load_workload, trace_workload  # noqa: E402
+from calibration.sim.bus import simulate  # noqa: E402
+from calibration.sim.synthetic import generate  # noqa: E402
+from calibration.sim.traces import read_lackey, write_npz  # noqa: E402
+from calibration.sim.loading import load_workload  # noqa: E402
+from calibration.sim.workload import trace_workload  # noqa: E402
 
 WORK = Path(os.environ.get("BENCH_TRACES", Path(tempfile.gettempdir()) / "mva-bench-traces"))
 
@@ -82,8 +83,8 @@ def peak_memory(references: int) -> dict:
     """Peak resident memory of a separate process simulating ``references`` references of
     the EC-server preset on 8 processors (generated on the fly: no trace on disk).  Read
     from /proc's VmHWM: getrusage's ru_maxrss would include the forking parent's memory."""
-    code = ("import time; from calibration.synthetic import generate; "
-            "from calibration.simulator import simulate; t = time.perf_counter(); "
+    code = ("import time; from calibration.sim.synthetic import generate; "
+            "from calibration.sim.bus import simulate; t = time.perf_counter(); "
             f"r = simulate(generate('ec-server', references={references}), cpus=8); "
             "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; "
             "print(r.references, time.perf_counter() - t, int(hwm) / 1024)")

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from mva import exact_mva  # noqa: E402
 from mva.files import network_from_dict, read_document  # noqa: E402
 from mva.grid import cartesian, parse_sweeps  # noqa: E402
-from mva.sweep import ModelTarget, NetworkTarget, run_sweep  # noqa: E402
+from mva.sweep import ModelTarget, run_sweep  # noqa: E402
 from timing import median_time  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def main(argv=None):
     ten = read_document(str(ROOT / "data" / "examples" / "ten-stations.toml"))
     demands = np.linspace(0.001, 0.1, args.cases)
     net_cases = [{"station.disk1.demand": float(d)} for d in demands]
-    target = NetworkTarget(ten)
+    target = ModelTarget(ten)
     net_seconds = median_time(lambda: run_sweep(ten, net_cases, progress=False), args.repeats)[0]
     net_loop = loop_rate(lambda c: exact_mva(network_from_dict(target.document({**target.base, **c}))),
                          net_cases, 2000)

@@ -1,23 +1,22 @@
-"""The companion trace-driven cache and coherence simulator (seed 000) and, later, the
-fitting of model parameters.
+"""The companion trace-driven simulator and the fitting that turns simulated or measured
+outputs into model parameters.
 
-Layout (one concept per module):
+Layout (each layer imports only the ones below it):
 
-* :mod:`calibration.traces`: lackey, din and npz readers (streamed), the npz writer;
-* :mod:`calibration.workload`: processes plus shared address ranges; manifests;
-* :mod:`calibration.synthetic`: workloads with requested seed-000 statistics, presets;
-* :mod:`calibration.stats`: seed 000 Table 1-3 statistics of a trace or workload;
-* :mod:`calibration.protocols`: MESI, AMSD and PSCR as state tables;
-* :mod:`calibration.blockmap`: dense block ids, virtual-to-physical pages;
-* :mod:`calibration.simulator`: the machine, the run, the result (GSP, breakdowns);
-* :mod:`calibration._simkernel`: the compiled kernels;
-* :mod:`calibration.report`: seed 000's findings on the EC-server preset;
-* :mod:`calibration.cli`: ``mva trace`` and ``mva simulate``.
+* :mod:`calibration.sim`: the simulator, a package of its own (traces, workloads and
+  generator, block map, protocol tables, one module per machine with its kernel);
+* :mod:`calibration.fit`: least-squares fitting of model parameters to observations;
+* :mod:`calibration.tpcc`, :mod:`calibration.cpu_centre`, :mod:`calibration.sharedbus`:
+  model parameters from measurements or from simulation (TPC-C SMP, the FESC CPU
+  centre, the shared-bus model);
+* :mod:`calibration.report`: the TPC-W paper's findings reproduced on its preset;
+* :mod:`calibration.cli`: ``mva trace``, ``mva simulate`` and ``mva calibrate``.
+
+The simulator's public names are re-exported here (``from calibration import simulate``).
 """
-from .simulator import CoherenceViolation, SimulationResult, SimulatorConfig, bus_costs, scalability, simulate
-from .synthetic import PRESETS, Application, Request, generate
-from .traces import Chunk, read_trace, write_npz
-from .workload import Process, SharedRange, Workload, load_workload
+from .sim import (PRESETS, Application, Chunk, CoherenceViolation, Process, Request, SharedRange,
+                  SimulationResult, SimulatorConfig, Workload, bus_costs, generate, load_workload, read_trace,
+                  scalability, simulate, write_npz)
 
 __all__ = ["simulate", "SimulatorConfig", "SimulationResult", "CoherenceViolation", "bus_costs", "scalability",
            "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace", "write_npz", "Workload",

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from mva.cli import _open_output, refuse_overwrite
+from mva.cli import open_output, refuse_overwrite
 from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]
@@ -21,7 +21,7 @@ SIM_OPTIONS = ("cpus", "cache", "block", "assoc", "protocol", "scheduler", "time
 
 # --- mva trace ---------------------------------------------------------------------------
 def _cmd_convert(args):
-    from .traces import read_trace, write_npz
+    from .sim.traces import read_trace, write_npz
 
     out = Path(args.output)
     refuse_overwrite(out, args.force, "-o")
@@ -47,8 +47,8 @@ def _limited(chunks, limit):
 
 
 def _cmd_stats(args):
-    from .stats import format_statistics, workload_statistics
-    from .workload import load_workload
+    from .sim.stats import format_statistics, workload_statistics
+    from .sim.loading import load_workload
 
     opts = {"references": args.references} if args.references else {}
     wl = load_workload(args.workload, **opts)
@@ -61,8 +61,8 @@ def _cmd_stats(args):
 
 
 def _cmd_generate(args):
-    from .synthetic import generate
-    from .traces import write_npz
+    from .sim.synthetic import generate
+    from .sim.traces import write_npz
 
     out = Path(args.output)
     if out.exists() and any(out.iterdir()) and not args.force:
@@ -117,7 +117,7 @@ def register_trace(sub):
 
 # --- mva simulate ------------------------------------------------------------------------
 def _config_from(args, overrides=None):
-    from .simulator import SimulatorConfig
+    from .sim.bus import SimulatorConfig
 
     opts = {k: getattr(args, k) for k in SIM_OPTIONS if getattr(args, k, None) is not None}
     opts.update(overrides or {})
@@ -134,7 +134,7 @@ def _config_from(args, overrides=None):
 
 
 def _workload(args):
-    from .workload import load_workload
+    from .sim.loading import load_workload
 
     opts = {}
     if args.references is not None:
@@ -193,13 +193,14 @@ def _row(d):
 def _cmd_simulate(args):
     from mva.grid import cartesian, parse_sweeps, zipped
 
-    from .simulator import scalability, simulate
+    from .sim.bus import simulate
+    from .sim.machine import scalability
 
     wl = _workload(args)
     sweeps = parse_sweeps(args.sweep) if args.sweep else {}
     cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
     configs = [(case, _config_from(args, case)) for case in cases]   # all input errors before any run
-    out, close = _open_output(args.output, args.force)
+    out, close = open_output(args.output, args.force)
     progress = sys.stderr.isatty() and not args.quiet
     try:
         if args.scalability:
@@ -285,7 +286,7 @@ def _cmd_calibrate(args):
 
     from .fit import calibrated_document, fit, operational_demands, regression_demands
 
-    out, close = _open_output(args.output, args.force)
+    out, close = open_output(args.output, args.force)
     try:
         if args.demands:
             if len(args.files) != 1:

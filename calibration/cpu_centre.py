@@ -22,8 +22,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .simulator import simulate
-from .synthetic import PRESETS, Application
+from .sim.bus import simulate
+from .sim.synthetic import PRESETS, Application
 
 __all__ = ["gsp_by_jobs", "cpu_rate_table", "main"]
 
@@ -31,7 +31,7 @@ __all__ = ["gsp_by_jobs", "cpu_rate_table", "main"]
 def _db_jobs(jobs: int, references_per_job: int, seed: int = 1):
     """The DB preset's statistics with ``jobs`` PostgreSQL processes and no utilities
     (each process keeps the preset's per-process footprint)."""
-    from .synthetic import generate
+    from .sim.synthetic import generate
 
     base = PRESETS["db"]
     pg = next(a for a in base.applications if a.name == "postgresql")

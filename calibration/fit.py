@@ -25,7 +25,6 @@ element of a list parameter (``station.cpu.demand[0]``).
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 
@@ -33,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from mva.errors import ModelError
+from mva.modelkind import split_element, with_element
 
 __all__ = ["read_observations", "operational_demands", "regression_demands", "fit", "FitResult",
            "ObservationError", "parse_fit_spec", "calibrated_document"]
@@ -184,16 +184,6 @@ def parse_fit_spec(text: str):
     return name, low, high
 
 
-def _split_index(name: str):
-    if name.endswith("]") and "[" in name:
-        base, _, idx = name[:-1].rpartition("[")
-        try:
-            return base, int(idx)
-        except ValueError:
-            raise ModelError("--fit", f"{name}: the index must be an integer") from None
-    return name, None
-
-
 @dataclass(frozen=True)
 class FitResult:
     """Fitted values and their uncertainty, and observed vs predicted per row.
@@ -266,13 +256,12 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     base_values = dict(target.base)
     unknowns = []
     for name, low, high in specs:
-        base, index = _split_index(name)
+        base, index = split_element(name)
         if base not in param_names:
             target.check_names([base])                      # "did you mean" error
         value = base_values[base]
         if index is not None:
-            if not isinstance(value, (list, tuple)) or not -len(value) <= index < len(value):
-                raise ModelError(name, f"{base} is not a list with an element {index}")
+            with_element(name, value, index, None)      # ModelError if there is no such element
             start = float(value[index])
         else:
             if isinstance(value, (list, tuple)):
@@ -392,24 +381,12 @@ def _as_param(cell, like):
 def _with_value(current, index, value):
     if index is None:
         return [float(value)] if isinstance(current, (list, tuple)) else float(value)
-    out = list(current)
-    out[index] = float(value)
-    return out
+    return with_element(f"[{index}]", current, index, float(value))
 
 
 def calibrated_document(doc: dict, values: dict) -> dict:
-    """``doc`` with fitted ``values`` (dotted names) written in: network parameters into
-    the ``network`` table or the named station, model parameters into nested tables."""
-    from mva.modelkind import is_model_document
-    from mva.sweep import NetworkTarget
+    """``doc`` with fitted ``values`` (dotted names) written in, as its model kind
+    writes a file (a network file's stations, a model file's nested tables)."""
+    from mva.sweep import ModelTarget
 
-    if not is_model_document(doc):
-        return NetworkTarget(doc).document(values)
-    out = copy.deepcopy(doc)
-    for name, value in values.items():
-        parts = name.split(".")
-        table = out
-        for part in parts[:-1]:
-            table = table.setdefault(part, {})
-        table[parts[-1]] = value
-    return out
+    return ModelTarget(doc).document(values)

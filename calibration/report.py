@@ -25,8 +25,8 @@ import json
 import sys
 import time
 
-from .simulator import SimulatorConfig, simulate
-from .synthetic import generate
+from .sim.bus import SimulatorConfig, simulate
+from .sim.synthetic import generate
 
 __all__ = ["run_report", "main"]
 

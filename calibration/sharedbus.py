@@ -15,8 +15,8 @@ import time
 
 import pandas as pd
 
-from .simulator import SimulationResult, SimulatorConfig, simulate
-from .synthetic import generate
+from .sim.bus import SimulationResult, SimulatorConfig, simulate
+from .sim.synthetic import generate
 
 __all__ = ["profile_from_runs", "model_from_runs", "validate", "main"]
 

@@ -1,20 +1,16 @@
 """Numeric kernels of the solvers (numba).  Private: solvers validate, kernels compute.
 
-All kernels take flat float64/int64 arrays and assume valid input.  The JIT policy lives
-in :func:`_jit`: compiled once per machine (``cache=True``), numpy error model so a
-division by zero gives ``inf`` (used deliberately below) instead of raising.
+All kernels take flat float64/int64 arrays and assume valid input.  They are compiled
+under the project's one numba policy (:mod:`mva.jit`): a division by zero gives ``inf``
+(used deliberately below) instead of raising.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import jit as _jit
 
 
-def _jit(func):
-    return njit(cache=True, error_model="numpy", nogil=True)(func)
-
-
-@njit(cache=True, inline="always")   # inlined into the kernels' lattice loops
+@_jit(inline=True)   # inlined into the kernels' lattice loops
 def next_population(n_vec, population):
     """Advance the population vector ``n_vec`` in place to the next lattice point (mixed
     radix, class 0 fastest: an odometer)."""

@@ -1,5 +1,6 @@
-"""The ``mva`` command line: a thin shell over :func:`mva.solve` (network files) and model kinds
-(model files with a top-level ``kind``, see :mod:`mva.modelkind`).
+"""The ``mva`` command line: reads a file, builds its model (every file is a model kind, a
+network file the kind ``network``; see :mod:`mva.modelkind`), hands it to one solve,
+sweep, parameter-listing or fitting path, and formats the result.
 
 Data goes to stdout (or ``-o FILE``), diagnostics to stderr.  Bad input is one line on
 stderr and exit status 2; see :class:`ExitCode`.  Other packages add subcommands through
@@ -19,7 +20,7 @@ from importlib.metadata import entry_points
 
 from .errors import ModelError, NumericalWarning
 
-__all__ = ["main", "ExitCode"]
+__all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
 
 
 class ExitCode(enum.IntEnum):
@@ -27,6 +28,7 @@ class ExitCode(enum.IntEnum):
     INTERNAL_ERROR = 1      # a bug: the traceback is kept
     INPUT_ERROR = 2         # bad file, field, option or command-line usage
     NOT_CONVERGED = 3       # an iterative method stopped short (with --strict)
+    INTERRUPTED = 130       # Ctrl-C (128 + SIGINT); a sweep to -o FILE can be resumed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,7 +76,7 @@ def refuse_overwrite(path, force: bool, flag: str) -> None:
         raise ModelError(flag, f"{path} exists; pass --force to overwrite it")
 
 
-def _open_output(path: str | None, force: bool):
+def open_output(path: str | None, force: bool):
     if path is None or path == "-":
         return sys.stdout, False
     refuse_overwrite(path, force, "-o")
@@ -125,9 +127,9 @@ def _in_file(path: str):
         raise ModelError(f"{path}: {exc.field}", exc.problem) from None
 
 
-def _parameter_table(path: str, doc: dict, target) -> str:
+def _parameter_table(path: str, target) -> str:
     """Every parameter of a file: value (file and --set over the default), default, unit."""
-    what = f"model kind {doc['kind']}" if "kind" in doc else "network file"
+    what = "network file" if target.kind == "network" else f"model kind {target.kind}"
     defaults = target.defaults()
     rows = [(p.name, _show(p.default), _show(defaults[p.name]), p.unit, p.description)
             for p in target.parameters()]
@@ -159,19 +161,31 @@ def _solve_reporting_warnings(path: str, run):
     return result, bool(caught)
 
 
-def _refuse_solver_options(path, doc, method, options) -> None:
-    from .modelkind import is_model_document
-    if is_model_document(doc) and (method is not None or options):
-        raise ModelError("--method", f"{path} is a model file, solved by its model kind; "
-                                     "--method and solver options apply to network files")
+def _solver(args) -> dict:
+    """``--method`` and the solver options the user gave (only those: a kind that takes
+    no solver then says so, exit 2)."""
+    given = (("method", args.method), ("tol", args.tol), ("max_iter", args.max_iter),
+             ("max_outer", args.max_outer), ("multiserver", args.multiserver))
+    return {name: value for name, value in given if value is not None}
 
 
-def _cmd_what_if(args, options, overrides) -> int:
-    """--sweep, --sensitivity: a table of cases (or of parameters) for one file."""
-    from .analysis import first_meeting, plot_sweep, sensitivities
+def _target(path: str, overrides: dict, solver: dict):
     from .files import read_document
-    from .grid import cartesian, parse_sweeps, zipped
-    from .sweep import run_sweep, target_from_document
+    from .sweep import ModelTarget
+    doc = read_document(path)
+    with _in_file(path):
+        return ModelTarget(doc, overrides, solver)
+
+
+def _cmd_what_if(args, solver, overrides) -> int:
+    """--sweep, --sensitivity: a table of cases (or of parameters) for one file, written
+    chunk by chunk (see :mod:`mva.sweep_output`)."""
+    from tqdm.auto import tqdm
+
+    from .analysis import first_meeting, plot_sweep, sensitivities
+    from .grid import Grid, parse_sweeps
+    from .sweep import default_chunk_size, sweep_chunks
+    from .sweep_output import SweepOutput, fingerprint
 
     if len(args.files) != 1:
         raise ModelError("--sweep", "sweeps and sensitivities take one FILE")
@@ -179,120 +193,98 @@ def _cmd_what_if(args, options, overrides) -> int:
         raise ModelError("--workers", f"must be >= 1, got {args.workers}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise ModelError("--chunk-size", f"must be >= 1, got {args.chunk_size}")
-    if args.format == "parquet" and not args.output:
-        raise ModelError("--format", "parquet is binary: give -o FILE")
+    if args.resume and (args.plot or args.target or args.sensitivity):
+        raise ModelError("--resume", "finishes a sweep's output file; plot or search the finished file instead "
+                                     "of combining it with --plot, --target or --sensitivity")
     if args.plot:
         refuse_overwrite(args.plot, args.force, "--plot")
     path = args.files[0]
-    doc = read_document(path)
-    _refuse_solver_options(path, doc, args.method, options)
-    with _in_file(path):
-        target = target_from_document(doc, args.method, options, overrides)
+    target = _target(path, overrides, solver)
     if args.sensitivity:
         if args.sweep:
             raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
         frame = sensitivities(target)
         frame.insert(0, "output", target.main_output)
-    else:
-        sweeps = parse_sweeps(args.sweep)
+        out = SweepOutput(args.output, args.format, "", len(frame) or 1, force=args.force)
+        try:
+            out.write(0, frame)
+            out.finish()
+        finally:
+            out.close()
+        return ExitCode.OK
+    sweeps = parse_sweeps(args.sweep)
+    with _in_file(path):
         target.check_names(sweeps)
-        cases = zipped(sweeps) if args.zip else cartesian(sweeps)
-        frame = run_sweep(doc, cases, method=args.method, options=options, overrides=overrides,
-                          scheduler=args.scheduler, workers=args.workers, chunk_size=args.chunk_size)
-        if args.plot:
-            plot_sweep(frame, list(sweeps), target.main_output, args.plot)
-        if args.target:
-            row = first_meeting(frame, args.target)
-            if row is None:
-                print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
-            else:
-                chosen = ", ".join(f"{n}={row[n]}" for n in sweeps)
-                print(f"mva: target {args.target}: first case meeting it: {chosen} "
-                      f"({target.main_output} {row[target.main_output]:.6g})", file=sys.stderr)
-    _write_frame(frame, args)
-    unconverged = "converged" in frame and not frame["converged"].all()
+    grid = Grid(sweeps, zip=args.zip)
+    distributed = bool(args.scheduler or args.workers)
+    chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
+    key = fingerprint(target.doc, overrides, solver, grid.fingerprint(), args.format, chunk)
+    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
+    kept, met, unconverged = [], None, 0
+    keep = list(sweeps) + [target.main_output]
+    done = min(len(grid), out.first_chunk * out.chunk_size)
+    bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False)
+    try:
+        with _in_file(path):
+            for index, frame in sweep_chunks(target, grid, chunk_size=out.chunk_size, first_chunk=out.first_chunk,
+                                             scheduler=args.scheduler, workers=args.workers):
+                out.write(index, frame)
+                done += len(frame)
+                bar.update(len(frame))
+                if "converged" in frame:
+                    unconverged += int((~frame["converged"].astype(bool)).sum())
+                if args.plot:
+                    kept.append(frame[[c for c in keep if c in frame]])
+                if args.target and met is None:
+                    met = first_meeting(frame, args.target)
+        out.finish()
+    except KeyboardInterrupt:
+        if not out.to_stdout:
+            print(f"mva: interrupted after {done:,} of {len(grid):,} cases; the same command with --resume "
+                  f"finishes {args.output}", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    finally:
+        bar.close()
+        out.close()
+    if args.plot:
+        import pandas as pd
+        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot)
+    if args.target:
+        if met is None:
+            print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
+        else:
+            chosen = ", ".join(f"{n}={met[n]}" for n in sweeps)
+            print(f"mva: target {args.target}: first case meeting it: {chosen} "
+                  f"({target.main_output} {met[target.main_output]:.6g})", file=sys.stderr)
     if unconverged:
-        print(f"mva: warning: {int((~frame['converged']).sum())} case(s) did not converge", file=sys.stderr)
+        print(f"mva: warning: {unconverged} case(s) did not converge", file=sys.stderr)
     return ExitCode.NOT_CONVERGED if (args.strict and unconverged) else ExitCode.OK
 
 
-def _write_frame(frame, args) -> None:
-    if args.format == "parquet":
-        refuse_overwrite(args.output, args.force, "-o")
-        try:
-            frame.to_parquet(args.output, index=False)
-        except ImportError:
-            raise ModelError("--format", "parquet needs pyarrow: pip install 'mva-smp[parquet]'") from None
-        return
-    out, close = _open_output(args.output, args.force)
-    try:
-        if args.format == "csv":
-            out.write(frame.to_csv(index=False, float_format="%.17g"))
-        elif args.format == "json":
-            for record in frame.to_dict(orient="records"):
-                out.write(json.dumps(record, default=_json_default) + "\n")
-        else:
-            out.write(frame.to_string(index=False) + "\n")
-    finally:
-        if close:
-            out.close()
-
-
-def _json_default(value):
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, tuple):
-        return list(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 def _cmd_solve(args) -> int:
-    from . import solve
-    from .files import network_from_dict, read_document
-    from .modelkind import is_model_document, model_from_document, parse_assignments
+    from .modelkind import parse_assignments
 
-    # only the options the user gave: a method without them then says so (exit 2)
-    options = {name: value for name, value in (("tol", args.tol), ("max_iter", args.max_iter),
-                                                ("max_outer", args.max_outer),
-                                                ("multiserver", args.multiserver)) if value is not None}
+    solver = _solver(args)
     overrides = parse_assignments(args.set)
     if args.sweep or args.sensitivity:
-        return _cmd_what_if(args, options, overrides)
-    for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size"):
+        return _cmd_what_if(args, solver, overrides)
+    for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size", "resume"):
         if getattr(args, flag) not in (None, False):
             raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps: add --sweep NAME=SPEC")
     if args.format == "parquet":
         raise ModelError("--format", "parquet is for sweeps (--sweep)")
     results = []
     for path in args.files:
-        doc = read_document(path)
-        _refuse_solver_options(path, doc, args.method, options)
+        target = _target(path, overrides, solver)
         if args.list_parameters:
-            from .sweep import target_from_document
-            with _in_file(path):
-                table = _parameter_table(path, doc, target_from_document(doc, overrides=overrides))
-            results.append(("parameters", path, table))
+            results.append(("parameters", path, _parameter_table(path, target)))
             continue
-        if is_model_document(doc):
-            with _in_file(path):
-                model = model_from_document(doc, overrides)
-            solution, _ = _solve_reporting_warnings(path, model.solve)
-            results.append(("model", path, solution))
-            continue
-        with _in_file(path):
-            if overrides:       # named parameters: the sweep machinery writes them into the file
-                from .sweep import NetworkTarget
-                network = NetworkTarget(doc, overrides=overrides).network
-            else:
-                network = network_from_dict(doc)
-        result, warned = _solve_reporting_warnings(
-            path, lambda: solve(network, method=args.method or "auto", **options))
-        if not result.converged and not warned:
-            print(f"mva: warning: {path}: method {result.method} did not converge "
-                  f"({result.iterations} iterations)", file=sys.stderr)
-        results.append(("network", path, (network, result)))
+        solution, warned = _solve_reporting_warnings(path, target.model.solve)
+        if not solution.converged and not warned and "result" in solution.extras:
+            print(f"mva: warning: {path}: {solution.message}", file=sys.stderr)
+        results.append(("network" if "result" in solution.extras else "model", path, solution))
 
-    out, close = _open_output(args.output, args.force)
+    out, close = open_output(args.output, args.force)
     try:
         first = {"network": True, "model": True}
         for i, (what, path, payload) in enumerate(results):
@@ -307,7 +299,7 @@ def _cmd_solve(args) -> int:
                     out.write(("\n" if i else "") + _format_model_table(path, payload))
                 first["model"] = False
             else:
-                network, result = payload
+                network, result = payload.extras["network"], payload.extras["result"]
                 if args.format == "json":
                     record = {"file": path, "network": network.name, **result.to_dict()}
                     out.write(json.dumps(record) + "\n")
@@ -319,8 +311,7 @@ def _cmd_solve(args) -> int:
     finally:
         if close:
             out.close()
-    unconverged = [p for what, p, r in results
-                   if (what == "model" and not r.converged) or (what == "network" and not r[1].converged)]
+    unconverged = [p for what, p, r in results if what != "parameters" and not r.converged]
     if args.strict and unconverged:
         return ExitCode.NOT_CONVERGED
     return ExitCode.OK
@@ -344,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="set a model parameter by dotted name (repeatable; TOML values, e.g. "
                               "cpus=4, disk.rotation_latency=0.9e6, mapping.table_to_disk=[1,2,1,2,1,2,1,2,1])")
     solve_p.add_argument("--list-parameters", action="store_true",
-                         help="list a model file's parameters with values, defaults and units, and exit")
+                         help="list a file's parameters with values, defaults and units, and exit")
     solve_p.add_argument("--tol", type=float, metavar="X",
                          help="convergence tolerance of an approximate method (default 1e-8)")
     solve_p.add_argument("--max-iter", type=int, metavar="N",
@@ -371,7 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="elasticities d log(output)/d log(parameter) of every continuous parameter, ranked")
     what_if.add_argument("--scheduler", metavar="ADDRESS", help="send chunks to a running Dask scheduler")
     what_if.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N processes")
-    what_if.add_argument("--chunk-size", type=int, metavar="N", help="cases per chunk (default: automatic)")
+    what_if.add_argument("--chunk-size", type=int, metavar="N",
+                         help="cases per chunk, solved and written together (default: 100,000, or about 4 "
+                              "chunks per Dask worker)")
+    what_if.add_argument("--resume", action="store_true",
+                         help="finish a sweep to -o FILE that was interrupted (same command line)")
     solve_p.set_defaults(handler=_cmd_solve)
     for ep in entry_points(group="mva.commands"):
         ep.load()(sub)
@@ -392,6 +387,9 @@ def main(argv=None) -> int:
         return ExitCode.INPUT_ERROR
     except BrokenPipeError:  # e.g. piped into head
         return ExitCode.OK
+    except KeyboardInterrupt:
+        print("mva: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,10 @@ A SPEC is one of
   or a bare word.
 - ``@file.csv``: the column named NAME of a CSV file (or its only column).
 
+NAME may be one element of a list parameter, ``NAME[k]`` (as in ``--set`` and ``--fit``).
+A :class:`Grid` makes its cases on demand, a range of them at a time, so a sweep of any
+size is solved and written in bounded memory.
+
 Examples
 --------
 >>> parse_spec("cpus", "1:4:1")
@@ -20,15 +24,19 @@ Examples
 from __future__ import annotations
 
 import csv
-import itertools
+import hashlib
+import json
 import math
+
+import numpy as np
 
 from .errors import ModelError
 from .modelkind import parse_value, split_assignment
 
-__all__ = ["parse_spec", "parse_sweeps", "cartesian", "zipped", "MAX_CASES"]
+__all__ = ["parse_spec", "parse_sweeps", "cartesian", "zipped", "Grid", "MAX_CASES", "MAX_VALUES"]
 
-MAX_CASES = 50_000_000
+MAX_VALUES = 10_000_000     # values of one sweep (held in memory)
+MAX_CASES = 50_000_000      # cases of a grid built as a list (cartesian, zipped); a Grid has no limit
 
 
 def _range(name: str, spec: str) -> list:
@@ -44,8 +52,8 @@ def _range(name: str, spec: str) -> list:
     if stop < start:
         raise ModelError(f"--sweep {name}", f"range {spec!r} is reversed (stop < start)")
     count = int(math.floor((stop - start) / step * (1 + 1e-12) + 1e-9)) + 1
-    if count > MAX_CASES:
-        raise ModelError(f"--sweep {name}", f"range {spec!r} has {count} values (limit {MAX_CASES})")
+    if count > MAX_VALUES:
+        raise ModelError(f"--sweep {name}", f"range {spec!r} has {count} values (limit {MAX_VALUES})")
     if all(isinstance(v, int) for v in (start, stop, step)):
         return list(range(start, start + step * count, step))
     # 12 significant digits: 0.1 + 2 * 0.1 is 0.3 here, not 0.30000000000000004
@@ -115,19 +123,77 @@ def parse_sweeps(specs) -> dict:
     return sweeps
 
 
+class Grid:
+    """The cases of a sweep, made on demand: the cartesian product of the sweeps (the
+    first varying slowest) or, with ``zip``, the sweeps paired value by value.
+
+    ``len(grid)`` cases; :meth:`cases` gives cases ``start .. stop - 1`` as dicts and
+    :meth:`columns` as one array per parameter, without building the others.
+    """
+
+    def __init__(self, sweeps: dict, zip: bool = False):
+        self.names = list(sweeps)
+        self.values = [list(v) for v in sweeps.values()]
+        self.zip = zip
+        if zip:
+            lengths = {name: len(v) for name, v in sweeps.items()}
+            if len(set(lengths.values())) > 1:
+                raise ModelError("--zip", "sweeps of unequal length: "
+                                 + ", ".join(f"{n} has {k}" for n, k in lengths.items()))
+            self.size = next(iter(lengths.values()), 0)
+        else:
+            self.size = math.prod(len(v) for v in self.values) if self.values else 0
+        self._arrays = [_as_array(v) for v in self.values]
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _digits(self, start: int, stop: int) -> list:
+        index = np.arange(start, stop, dtype=np.int64)
+        if self.zip:
+            return [index] * len(self.names)
+        digits = []
+        for values in reversed(self.values):       # the last sweep varies fastest
+            digits.append(index % len(values))
+            index = index // len(values)
+        return digits[::-1]
+
+    def columns(self, start: int, stop: int) -> dict:
+        """``{name: array}`` of cases ``start .. stop - 1`` (object arrays for list values)."""
+        return {name: array[d] for name, array, d in zip(self.names, self._arrays, self._digits(start, stop))}
+
+    def cases(self, start: int = 0, stop: int | None = None) -> list[dict]:
+        """Cases ``start .. stop - 1`` as dicts of Python values."""
+        stop = self.size if stop is None else stop
+        digits = [d.tolist() for d in self._digits(start, stop)]
+        return [dict(zip(self.names, (vals[i] for vals, i in zip(self.values, row)))) for row in zip(*digits)]
+
+    def fingerprint(self) -> str:
+        """A digest of the names, values and pairing (resuming checks it)."""
+        text = json.dumps([self.names, self.values, self.zip], default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _as_array(values: list) -> np.ndarray:
+    """Values as a numpy array: numeric when every value is a number of one type, else objects."""
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.int64)
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.float64)
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):      # element by element: list values must stay lists
+        out[i] = v
+    return out
+
+
 def cartesian(sweeps: dict):
     """Every combination, the first sweep varying slowest (a list of dicts)."""
-    names = list(sweeps)
-    count = math.prod(len(v) for v in sweeps.values())
-    if count > MAX_CASES:
-        raise ModelError("--sweep", f"the grid has {count} cases (limit {MAX_CASES}); use --zip or fewer values")
-    return [dict(zip(names, combo)) for combo in itertools.product(*sweeps.values())]
+    grid = Grid(sweeps)
+    if len(grid) > MAX_CASES:
+        raise ModelError("--sweep", f"the grid has {len(grid)} cases (limit {MAX_CASES} for a list of cases)")
+    return grid.cases()
 
 
 def zipped(sweeps: dict):
     """The sweeps paired value by value; they must have equal lengths."""
-    lengths = {name: len(v) for name, v in sweeps.items()}
-    if len(set(lengths.values())) > 1:
-        raise ModelError("--zip", "sweeps of unequal length: " + ", ".join(f"{n} has {k}" for n, k in lengths.items()))
-    names = list(sweeps)
-    return [dict(zip(names, combo)) for combo in zip(*sweeps.values())]
+    return Grid(sweeps, zip=True).cases()

@@ -9,10 +9,22 @@ A *model file* is a TOML or JSON document with a top-level ``kind`` (and optiona
     [disk]
     rotation_latency = 1.5e6      # the parameter "disk.rotation_latency"
 
-The kind is looked up in the entry-point group ``mva.models`` (``name = module:Class``),
-so the library never imports a model and any installed package can add one.  A model
-class declares its :class:`Parameter` list (dotted names, units, defaults, checks),
-is built from a complete, checked set of values, and returns a :class:`ModelSolution`.
+A network file (``[network]`` and ``[[station]]`` tables, see :mod:`mva.files`) is the
+built-in kind ``network`` (:mod:`mva.network_kind`), the default when a file has no
+``kind``.  Every command (``--list-parameters``, ``--set``, ``--sweep``, ``calibrate
+--fit``) goes through the same interface whatever the kind.
+
+Other kinds are looked up in the entry-point group ``mva.models`` (``name =
+module:Class``), so the library never imports a model and any installed package can add
+one.  A model class declares its :class:`Parameter` list (dotted names, units, defaults,
+checks), is built from a complete, checked set of values, and returns a
+:class:`ModelSolution`.  A kind whose parameters depend on the file (like ``network``,
+whose stations are the file's) offers ``for_document(doc, solver)`` returning an object
+with the same interface, bound to that file; ``solver`` holds ``--method`` and the
+solver options, which only such kinds accept.
+
+A list parameter's element is named ``NAME[k]`` (0-based; negative from the end) in
+``--set``, ``--sweep`` and ``--fit`` alike: ``station.cpu.demand[1]=0.3``.
 """
 from __future__ import annotations
 
@@ -34,12 +46,13 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["Parameter", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
-           "is_model_document", "model_from_document", "parse_assignments", "resolve_values", "check_names",
+           "document_kind", "bind_kind", "model_from_document", "split_element", "with_element", "parse_assignments", "resolve_values", "check_names",
            "flatten", "flatten_document", "hashable", "parse_value", "resolve_document",
            "integer", "real", "choice", "real_list", "integer_list", "timed"]
 
 ENTRY_POINT_GROUP = "mva.models"
 RESERVED_KEYS = ("kind", "name")
+BUILTIN_KINDS = {"network": ("mva.network_kind", "NetworkKind")}
 
 
 @dataclass(frozen=True)
@@ -181,22 +194,54 @@ def integer_list(minimum: int = 0, length: int | None = None):
 # --- registry and documents -------------------------------------------------------------
 
 def model_kinds() -> dict:
-    """``{kind: entry point}`` of every installed model kind."""
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    """``{kind: loader}`` of every model kind: the built-in ``network`` and every
+    installed entry point (an entry point's ``load()`` gives the class)."""
+    kinds = {name: _Builtin(module, attr) for name, (module, attr) in BUILTIN_KINDS.items()}
+    kinds.update({ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in kinds})
+    return kinds
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    module: str
+    attr: str
+
+    def load(self):
+        import importlib
+        return getattr(importlib.import_module(self.module), self.attr)
 
 
 def load_model_kind(kind: str):
-    """The model class registered as ``kind`` in the ``mva.models`` entry-point group."""
+    """The model class registered as ``kind`` (built in, or in the ``mva.models`` entry points)."""
     kinds = model_kinds()
     if kind not in kinds:
-        valid = ", ".join(sorted(kinds)) or "none installed"
-        raise ModelError("kind", f"unknown model kind {kind!r}; valid: {valid}")
+        raise ModelError("kind", f"unknown model kind {kind!r}; valid: {', '.join(sorted(kinds))}")
     return kinds[kind].load()
 
 
-def is_model_document(doc: dict) -> bool:
-    """A model file has a top-level ``kind``; a network file does not."""
-    return isinstance(doc, dict) and "kind" in doc
+def document_kind(doc: dict) -> str:
+    """The kind a parsed file names: its ``kind``, else ``network`` (a network file)."""
+    if not isinstance(doc, dict):
+        raise ModelError("file", "the top level must be a table")
+    kind = doc.get("kind", "network")
+    if not isinstance(kind, str):
+        raise ModelError("kind", f"must be a string naming a model kind, got {kind!r}")
+    return kind
+
+
+def bind_kind(doc: dict, solver: dict | None = None):
+    """The kind of ``doc``, bound to the file when the kind's parameters depend on it
+    (``for_document``); ``solver`` (``method`` and solver options) only for such kinds."""
+    kind = document_kind(doc)
+    cls = load_model_kind(kind)
+    bind = getattr(cls, "for_document", None)
+    if bind is not None:
+        return bind(doc, solver or {})
+    if solver:
+        flag = "--method" if "method" in solver else f"--{next(iter(solver)).replace('_', '-')}"
+        raise ModelError(flag, f"is a model file (kind {kind}), solved by its model kind; --method and solver options "
+                               "apply to network files")
+    return cls
 
 
 def flatten(table: dict, prefix: str = "") -> dict:
@@ -238,19 +283,51 @@ def _unknown(name: str, valid) -> ModelError:
     return ModelError(name, f"unknown parameter; {hint}valid: {', '.join(valid)}")
 
 
+def split_element(name: str) -> tuple[str, int | None]:
+    """``"station.cpu.demand[1]"`` to ``("station.cpu.demand", 1)``; a plain name to ``(name, None)``."""
+    if name.endswith("]") and "[" in name:
+        base, _, index = name[:-1].rpartition("[")
+        try:
+            return base, int(index)
+        except ValueError:
+            raise ModelError(name, "the element index must be an integer, as in NAME[0]") from None
+    return name, None
+
+
+def with_element(name: str, current, index: int, value):
+    """``current`` (a list) with element ``index`` set to ``value``; ModelError naming
+    ``name`` if ``current`` has no such element."""
+    base = split_element(name)[0]
+    if not isinstance(current, (list, tuple)) or not -len(current) <= index < len(current):
+        size = f"a list of {len(current)}" if isinstance(current, (list, tuple)) else f"not a list ({current!r})"
+        raise ModelError(name, f"{base} has no element {index}: it is {size}")
+    out = list(current)
+    out[index] = value
+    return out
+
+
 def check_names(parameters, names) -> None:
-    """ModelError for the first of ``names`` that is not a parameter (with close matches)."""
+    """ModelError for the first of ``names`` that is not a parameter or ``NAME[k]`` of
+    one (with close matches)."""
     valid = [p.name for p in parameters]
     for name in names:
-        if name not in valid:
+        if split_element(name)[0] not in valid:
             raise _unknown(name, valid)
 
 
 def resolve_values(parameters, given: dict) -> dict:
-    """Every parameter's checked value: ``given`` (dotted names) over the defaults."""
+    """Every parameter's checked value: ``given`` (dotted names, ``NAME[k]`` for one
+    element of a list) over the defaults."""
     check_names(parameters, given)
-    return {p.name: p.check(p.name, given[p.name]) if p.name in given else p.default
-            for p in parameters}
+    by_name = {p.name: p for p in parameters}
+    values = {p.name: given[p.name] if p.name in given else p.default for p in parameters}
+    changed = {name for name in given if name in by_name}
+    for name, value in given.items():
+        base, index = split_element(name)
+        if index is not None:
+            values[base] = with_element(name, values[base], index, value)
+            changed.add(base)
+    return {name: by_name[name].check(name, v) if name in changed else v for name, v in values.items()}
 
 
 def split_assignment(text: str, flag: str, what: str) -> tuple[str, str]:
@@ -275,22 +352,20 @@ def parse_assignments(assignments) -> dict:
     return values
 
 
-def resolve_document(doc: dict, overrides: dict | None = None):
-    """A model file's kind (class), name and every parameter's checked value, with
-    ``overrides`` (dotted names) on top of the file."""
-    kind = doc.get("kind")
-    if not isinstance(kind, str):
-        raise ModelError("kind", f"must be a string naming a model kind, got {kind!r}")
-    cls = load_model_kind(kind)
+def resolve_document(doc: dict, overrides: dict | None = None, solver: dict | None = None):
+    """A file's kind (class, or the kind bound to the file), name and every parameter's
+    checked value, with ``overrides`` (dotted names) on top of the file."""
+    cls = bind_kind(doc, solver)
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise ModelError("name", f"must be a string, got {name!r}")
-    given = flatten_document(doc)
+    values_in = getattr(cls, "values_in", None)
+    given = values_in(doc) if values_in is not None else flatten_document(doc)
     given.update(overrides or {})
-    return cls, name, resolve_values(cls.parameters(), given)
+    return cls, name or getattr(cls, "name", ""), resolve_values(cls.parameters(), given)
 
 
-def model_from_document(doc: dict, overrides: dict | None = None):
-    """Build the model a model file describes, with ``overrides`` applied on top."""
-    cls, name, values = resolve_document(doc, overrides)
+def model_from_document(doc: dict, overrides: dict | None = None, solver: dict | None = None):
+    """Build the model a file describes, with ``overrides`` applied on top."""
+    cls, name, values = resolve_document(doc, overrides, solver)
     return cls.from_values(values, name=name)

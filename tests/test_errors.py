@@ -1,5 +1,4 @@
 """Bad input: one line naming the field, exit status 2 on the command line, ModelError in the API."""
-import json
 import subprocess
 import sys
 

@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calibration import protocols as P
-from calibration.simulator import CoherenceViolation, SimulatorConfig, bus_costs, scalability, simulate
-from calibration.stats import workload_statistics
-from calibration.synthetic import PRESETS, generate, preset_request
-from calibration.traces import Chunk, TraceError, detect_format, read_din, read_lackey, read_npz, read_trace, write_npz
-from calibration.workload import Process, SharedRange, Workload, load_workload, read_manifest, trace_workload
+from calibration.sim import protocols as P
+from calibration.sim import CoherenceViolation, SimulatorConfig, bus_costs, scalability, simulate
+from calibration.sim.stats import workload_statistics
+from calibration.sim.synthetic import PRESETS, generate, preset_request
+from calibration.sim.traces import Chunk, TraceError, detect_format, read_din, read_lackey, read_npz, read_trace, write_npz
+from calibration.sim.loading import load_workload
+from calibration.sim.workload import Process, SharedRange, Workload, read_manifest, trace_workload
 from mva.cli import main
 from mva.errors import ModelError
 

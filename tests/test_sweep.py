@@ -14,7 +14,7 @@ from mva.errors import ModelError
 from mva.files import network_from_dict, read_document
 from mva.grid import cartesian, parse_spec, parse_sweeps, zipped
 from mva.modelkind import model_from_document
-from mva.sweep import NetworkTarget, run_sweep, target_from_document
+from mva.sweep import ModelTarget, run_sweep, target_from_document
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 TEN = os.path.join(ROOT, "data", "examples", "ten-stations.toml")
@@ -83,7 +83,7 @@ def test_cartesian_and_zip():
 # --- sweeps equal case-by-case solves -----------------------------------------------------
 
 def _network_with(doc, values):
-    return network_from_dict(NetworkTarget(doc).document(values))
+    return network_from_dict(ModelTarget(doc).document(values))
 
 
 def _assert_sweep_equals_single_solves(doc, cases):
@@ -120,16 +120,16 @@ def test_a_failed_chunk_is_retried(monkeypatch, tmp_path):
     """The first attempt of one chunk fails; Dask runs it again and nothing is lost."""
     distributed = pytest.importorskip("dask.distributed")
     import mva.sweep as sweep
-    original = sweep._solve_chunk
+    original = sweep._solve_remote
     marker = tmp_path / "failed-once"      # a file, since Dask runs a copy of the function
 
-    def flaky(doc, method, options, overrides, cases):
-        if cases[0]["station.cpu.demand"] == 0.03 and not marker.exists():
+    def flaky(doc, overrides, solver, source, start, stop):
+        if source.cases(start, stop)[0]["station.cpu.demand"] == 0.03 and not marker.exists():
             marker.write_text("x")
             raise OSError("worker lost its disk")
-        return original(doc, method, options, overrides, cases)
+        return original(doc, overrides, solver, source, start, stop)
 
-    monkeypatch.setattr(sweep, "_solve_chunk", flaky)
+    monkeypatch.setattr(sweep, "_solve_remote", flaky)
     doc = read_document(TEN)
     cases = cartesian(parse_sweeps(["station.cpu.demand=0.01:0.05:0.01"]))
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:

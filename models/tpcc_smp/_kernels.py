@@ -11,15 +11,15 @@ Times (the ``times`` vector, seconds): 0 S_MBusRequest, 1 S_MBusReply, 2 S_Mem,
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from mva.jit import jit, prange
 
-from .equations import (_jit, disk_visit_time, disks_time, io_bus_demand, memory_bus_demand, memory_demand,
+from .equations import (disk_visit_time, disks_time, io_bus_demand, memory_bus_demand, memory_demand,
                         read_wait)
 
 N_TIMES = 9
 
 
-@_jit
+@jit
 def _weighted(x, matrix):
     """``x @ matrix`` for a short class vector, without a BLAS call (hot path)."""
     out = np.zeros(matrix.shape[1])
@@ -29,7 +29,7 @@ def _weighted(x, matrix):
     return out
 
 
-@_jit
+@jit
 def device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times):
     """The parts of the device demands that do not depend on the throughput (eq. 3.5, 3.7):
     ``memory_bus (C,), io_bus (C, B), io_bus_by_disk (C, D), read_share, io_bus summed (C,)``."""
@@ -42,7 +42,7 @@ def device_static(cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n
     return mbus, per_bus, bus_by_disk, read_share, per_bus.sum(axis=1)
 
 
-@_jit
+@jit
 def workspace(n_classes, n_buses, n_disks):
     """Scratch arrays of :func:`device_dynamic`: memory (C,), disk (C, D), io (C,),
     u_bus (B,), u_disk (D,), wait (D,), order (D,) int."""
@@ -50,7 +50,7 @@ def workspace(n_classes, n_buses, n_disks):
             np.empty(n_disks), np.empty(n_disks), np.empty(n_disks, dtype=np.int64))
 
 
-@_jit
+@jit
 def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work):
     """Demands (s per transaction of each class) and utilisations at class throughputs ``x``.
 
@@ -93,7 +93,7 @@ def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_dis
     return (mbus, mem, per_bus, disk, io, u_mbus, u_mem, u_bus, u_disk, u_io)
 
 
-@_jit
+@jit
 def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk, n_buses, times, mode):
     """:func:`device_dynamic` after :func:`device_static`: everything at throughputs ``x``
     (fresh arrays)."""
@@ -102,7 +102,7 @@ def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk,
     return device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
 
 
-@_jit
+@jit
 def _excess(x, n, base, queue, ctx):
     """g(x) of :func:`solve_one`; ``ctx`` packs the case's fixed arguments of
     :func:`device_dynamic` and a 1-entry rate buffer."""
@@ -115,7 +115,7 @@ def _excess(x, n, base, queue, ctx):
     return n / total - x if np.isfinite(total) else -x
 
 
-@_jit
+@jit
 def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, bus_of_disk,
               n_buses, times, mode, tol, max_iter):
     """Section 3.2's MVA over n = 1..N for one case, the fixed point solved at each n.
@@ -233,7 +233,7 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     return out, state, lowest
 
 
-@_jit
+@jit
 def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
                 bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest):
     """Case ``b`` of a batch, written into row ``b`` of the outputs."""
@@ -255,7 +255,7 @@ def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_mem
     lowest[b] = low
 
 
-@_jit
+@jit
 def _outputs(n_buses, n_disk_columns):
     """Zeroed batch outputs: out (B, 8), util (B, 3 + L + D), demand (B, 2), lowest_p0 (B,)."""
     n_cases = n_buses.shape[0]
@@ -266,7 +266,7 @@ def _outputs(n_buses, n_disk_columns):
             np.zeros(n_cases))
 
 
-@_jit
+@jit
 def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
                 bus_of_disk, n_buses, times, mode, tol, max_iter):
     """:func:`solve_one` for B cases in one compiled loop; device arrays padded to the
@@ -287,7 +287,7 @@ def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory
     return out, util, demand, lowest
 
 
-@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
+@jit(parallel=True)
 def solve_batch_parallel(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
                          bus_of_disk, n_buses, times, mode, tol, max_iter):
     """:func:`solve_batch` on every core (numba ``prange``), for sweeps; the cases are

@@ -13,7 +13,7 @@ float64 arrays (``reads``/``writes`` 2-D, utilisations 1-D).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from mva.jit import jit
 
 __all__ = ["mean_think_time", "table_access_distribution", "memory_bus_demand", "memory_demand",
            "io_bus_demand", "io_bus_contention", "disk_demand", "parallel_disk_time",
@@ -21,11 +21,8 @@ __all__ = ["mean_think_time", "table_access_distribution", "memory_bus_demand", 
 
 DISK_PARALLELISM = ("paper", "conditional", "serial")
 
-
-def _jit(func):
-    # compiled once per machine (cache); numpy error model: x / 0 is inf, as the contention
-    # terms of a saturated device should be
-    return njit(cache=True, error_model="numpy", nogil=True)(func)
+# compiled under the project's numba policy (mva.jit): x / 0 is inf, as the contention
+# terms of a saturated device should be
 
 
 def mean_think_time(mix, keying, think, menu=0.0):
@@ -52,13 +49,13 @@ def table_access_distribution(counts, weights=None):
     return total / total.sum()
 
 
-@_jit
+@jit
 def memory_bus_demand(cpu_visits, disk_visits, request, reply):
     """Eq. 3.5: ``D_MBus = (V_CPU-Mem + V_Disk-Mem)(S_MBusRequest + S_MBusReply)`` (s)."""
     return (cpu_visits + disk_visits) * (request + reply)
 
 
-@_jit
+@jit
 def memory_demand(cpu_visits, disk_visits, latency, request, reply, u_bus, u_bus_memory):
     """Eq. 3.6: memory demand with the split-transaction bus's second acquisition (s).
 
@@ -74,7 +71,7 @@ def memory_demand(cpu_visits, disk_visits, latency, request, reply, u_bus, u_bus
     return (cpu_visits + disk_visits) * (latency + contention)
 
 
-@_jit
+@jit
 def io_bus_demand(reads, writes, bus_of_disk, n_buses, request, reply, bus_latency, disk_time):
     """Eq. 3.7: I/O bus demand per bus, and each disk's share of it (s).
 
@@ -98,7 +95,7 @@ def io_bus_demand(reads, writes, bus_of_disk, n_buses, request, reply, bus_laten
     return per_bus, per_disk
 
 
-@_jit
+@jit
 def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_disk):
     """Waiting time of a read to regain its I/O bus, per disk (s), section 3.2:
 
@@ -118,7 +115,7 @@ def io_bus_contention(read_share, request, reply, write_hold, u_bus, u_bus_by_di
     return out
 
 
-@_jit
+@jit
 def read_wait(read_share, request, reply, write_hold, u_bus, u_own):
     """One disk's term of :func:`io_bus_contention` (scalars, s)."""
     if u_bus >= 1.0:
@@ -127,7 +124,7 @@ def read_wait(read_share, request, reply, write_hold, u_bus, u_own):
     return mean_hold * (u_bus - u_own) / (1.0 - u_bus)
 
 
-@_jit
+@jit
 def disk_demand(reads, writes, disk_time, cache_latency, contention):
     """Eq. 3.8: ``D_Disk = V_read (S_seek + S_latency + S_transfer + S_Dcache + Contention)
     + V_write (S_seek + S_latency + S_transfer)`` per disk (s); arrays (C, D), contention (D,).
@@ -139,7 +136,7 @@ def disk_demand(reads, writes, disk_time, cache_latency, contention):
     return out
 
 
-@_jit
+@jit
 def disk_visit_time(reads, writes, disk_time, cache_latency, wait):
     """One disk's eq. 3.8 for one class (scalars, s); no reads, no wait term."""
     out = writes * disk_time
@@ -148,7 +145,7 @@ def disk_visit_time(reads, writes, disk_time, cache_latency, wait):
     return out
 
 
-@_jit
+@jit
 def parallel_disk_time(demand, utilization, mode):
     """``D_Disk`` of eq. 3.9: the disks' contribution to the I/O system's demand (s).
 
@@ -187,7 +184,7 @@ def parallel_disk_time(demand, utilization, mode):
     return out
 
 
-@_jit
+@jit
 def disks_time(demand, utilization, mode, order):
     """One class's :func:`parallel_disk_time` (s); ``order`` is a scratch int array of D
     entries (allocation-free, for the solver's inner loop)."""

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import _simkernel as K
+from . import _blockmap_kernel as K
 from .traces import Chunk
 from .workload import Workload
 

@@ -36,7 +36,7 @@ from mva.errors import ModelError
 
 from .traces import Chunk, TraceError, _read_header, read_trace
 
-__all__ = ["SharedRange", "Process", "Workload", "load_workload", "read_manifest", "trace_workload"]
+__all__ = ["SharedRange", "Process", "Workload", "read_manifest", "trace_workload"]
 
 
 @dataclass(frozen=True)
@@ -185,19 +185,3 @@ def read_manifest(path) -> Workload:
         raise ModelError("references", "must be a positive integer")
     return Workload(str(doc.get("name", path.stem)), tuple(procs), tuple(shared), refs,
                     str(doc.get("description", "")))
-
-
-def load_workload(spec, **generator_options) -> Workload:
-    """A workload from a manifest (``.toml``), a single trace file (lackey, din, npz) or
-    a preset name of the synthetic generator (:data:`calibration.synthetic.PRESETS`)."""
-    from .synthetic import PRESETS, generate
-
-    text = str(spec)
-    path = Path(text)
-    if path.suffix == ".toml" and path.is_file():
-        return read_manifest(path)
-    if path.is_file():
-        return trace_workload(path)
-    if text.lower() in PRESETS:
-        return generate(text.lower(), **generator_options)
-    raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-from numba import njit
+from mva.jit import jit
 
 from mva.errors import ModelError
 
@@ -75,7 +75,7 @@ def _chunk(op, addr, size, kernel=None) -> Chunk:
                  np.zeros(n, dtype=np.bool_) if kernel is None else np.ascontiguousarray(kernel, dtype=np.bool_))
 
 
-@njit(cache=True)
+@jit
 def _hex_digit(c):
     if 48 <= c <= 57:
         return c - 48
@@ -86,7 +86,7 @@ def _hex_digit(c):
     return -1
 
 
-@njit(cache=True)
+@jit
 def _parse_hex(buf, j, eol):
     """Hex number at ``buf[j:eol]``: (value, digits read, position after it)."""
     a = np.uint64(0)
@@ -101,7 +101,7 @@ def _parse_hex(buf, j, eol):
     return a, digits, j
 
 
-@njit(cache=True)
+@jit
 def _lackey_line(buf, pos, eol, op, addr, size, n):
     """One lackey line at ``buf[pos:eol]``: records written (0 for a line that is not a
     reference, 2 for M = load + store), or -1 if malformed."""
@@ -134,7 +134,7 @@ def _lackey_line(buf, pos, eol, op, addr, size, n):
     return 1
 
 
-@njit(cache=True)
+@jit
 def _din_line(buf, pos, eol, op, addr, size, n):
     """One ``label address`` line: 1 record, 0 for blank/unknown/flush records, -1 malformed."""
     j = pos
@@ -160,7 +160,7 @@ def _din_line(buf, pos, eol, op, addr, size, n):
     return 1
 
 
-@njit(cache=True)
+@jit
 def _parse(buf, lackey, op, addr, size):
     """Parse the complete lines of ``buf``; returns (records, bytes consumed, malformed
     lines).  An incomplete last line is left for the next read."""

@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numba import njit
+from mva.jit import jit
 
 from mva.errors import ModelError
 
-from ._simkernel import _next_random
+from ._rng import next_random
 from .traces import CHUNK_REFERENCES, Chunk
 from .workload import Process, SharedRange, Workload
 
@@ -174,13 +174,13 @@ N_PARAMS = 16
 HISTORY = 32
 
 
-@njit(cache=True, inline="always")
+@jit(inline=True)
 def _rand(state):
     """Uniform [0, 1) from the simulator's xorshift64* generator."""
-    return np.float64(_next_random(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return np.float64(next_random(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@jit
 def _generate(n, params, base, units, scan_rate, rng, pos, hist, scan, mode, op, addr, size, kernel):
     """``n`` references of one process.  ``base``/``units``: byte base and 32-byte units
     of each stream's region; ``scan_rate``: probability that a reference of the stream is

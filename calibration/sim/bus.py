@@ -9,8 +9,9 @@ transaction (COHERENCE_SPEC §5).  It returns a :class:`SimulationResult`: miss 
 breakdown, coherence transactions per 100 references, bus and processor utilisation and
 the global system power GSP = sum of processor utilisations (seed 000 §4).
 
-The hot loop is compiled (:mod:`calibration._simkernel`); traces are streamed through
-per-process buffers, so a run of any length uses bounded memory.
+The hot loop is compiled (:mod:`calibration.sim._bus_kernel`); traces are streamed
+through per-process buffers (:class:`~calibration.sim.machine.ReferenceStream`), so a run
+of any length uses bounded memory.
 """
 from __future__ import annotations
 
@@ -20,20 +21,14 @@ import numpy as np
 
 from mva.errors import ModelError
 
-from . import _simkernel as K
+from . import _bus_kernel as K
 from .blockmap import BlockMap
+from .machine import CoherenceViolation, ReferenceStream, parse_size, run_length, scalability
 from .protocols import DIRTY, WRITABLE, protocol
 from .workload import Workload
 
 __all__ = ["SimulatorConfig", "SimulationResult", "simulate", "bus_costs", "CoherenceViolation",
            "scalability"]
-
-BUFFER_REFERENCES = 1 << 16
-
-
-class CoherenceViolation(AssertionError):
-    """The checking mode saw a read of an old value or two writable copies."""
-
 
 def bus_costs(block: int) -> dict:
     """Costs in CPU cycles for a block of ``block`` bytes.
@@ -49,19 +44,6 @@ def bus_costs(block: int) -> dict:
     for the literal Table 4 value."""
     return {"cpu": 5, "memory_to_cache": 64 + block // 8, "cache_to_cache": 8 + block // 8,
             "update_block": 4 + block // 8, "invalidate": 5, "write": 5}
-
-
-def _parse_size(text) -> int:
-    if isinstance(text, (int, np.integer)):
-        return int(text)
-    s = str(text).strip()
-    units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
-             "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
-    low = s.lower()
-    for suffix in sorted(units, key=len, reverse=True):
-        if low.endswith(suffix):
-            return int(float(low[: -len(suffix)]) * units[suffix])
-    return int(float(low))
 
 
 @dataclass(frozen=True)
@@ -94,8 +76,8 @@ class SimulatorConfig:
     costs: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "cache", _parse_size(self.cache))
-        object.__setattr__(self, "block", _parse_size(self.block))
+        object.__setattr__(self, "cache", parse_size(self.cache))
+        object.__setattr__(self, "block", parse_size(self.block))
         object.__setattr__(self, "protocol", str(self.protocol).lower())
         object.__setattr__(self, "scheduler", str(self.scheduler).lower())
         for name in ("cpus", "assoc", "time_slice", "word"):
@@ -258,69 +240,38 @@ class SimulationResult:
         }
 
 
-def _counter_names():
-    names = [None] * K.N_COUNTERS
-    for a, access in enumerate(("ifetch", "load", "store")):
-        for k, uk in enumerate(("user", "kernel")):
-            names[K.C_REFS + 2 * a + k] = f"refs.{access}.{uk}"
-    for m, kind in enumerate(K.MISS_KINDS):
-        for k, uk in enumerate(("user", "kernel")):
-            names[K.C_MISS + 2 * m + k] = f"miss.{kind}.{uk}"
-    for t, typ in enumerate(K.COH_TYPES):
-        for c, cls in enumerate(K.COH_CLASSES):
-            for k, uk in enumerate(("user", "kernel")):
-                names[K.C_COH + 2 * (3 * t + c) + k] = f"coherence.{typ}.{cls}.{uk}"
-    for idx, name in ((K.C_RB_MEM, "bus.read_block_memory"), (K.C_RB_C2C, "bus.read_block_cache"),
-                      (K.C_RIB_MEM, "bus.read_invalidate_memory"), (K.C_RIB_C2C, "bus.read_invalidate_cache"),
-                      (K.C_INV, "bus.invalidate"), (K.C_WR, "bus.write"), (K.C_UB, "bus.update_block"),
-                      (K.C_MIGRATIONS, "migrations"), (K.C_DISPATCHES, "dispatches"), (K.C_PENDING, "pending")):
-        names[idx] = name
-    for base, label in ((K.C_SYNC, "bus_sync"), (K.C_ASYNC, "bus_async")):
-        for k, what in enumerate(("count", "cycles", "cycles_squared")):
-            names[base + k] = f"{label}.{what}"
-    names[K.C_SYNC_STALL] = "bus_sync.stall_cycles"
-    names[K.C_STORE_STALL] = "bus_async.stall_cycles"
-    assert None not in names
-    return names
-
-
-COUNTER_NAMES = _counter_names()
+COUNTER_NAMES = K.COUNTER_NAMES
 
 
 class _Machine:
-    """All arrays of one run; per-block arrays grow with the block map."""
+    """All arrays of one run, in the kernel's bundles; per-block arrays grow with the
+    block map."""
 
-    def __init__(self, workload: Workload, cfg: SimulatorConfig):
+    def __init__(self, workload: Workload, cfg: SimulatorConfig, to_end: bool):
         self.wl = workload
         self.cfg = cfg
-        self.proto = protocol(cfg.protocol)
+        pr = protocol(cfg.protocol)
         P = cfg.cpus
         n_proc = len(workload.processes)
         lines = cfg.sets * cfg.assoc
         self.words = cfg.block // cfg.word
-        self.line_block = np.full((P, lines), -1, dtype=np.int32)
-        self.line_state = np.zeros((P, lines), dtype=np.int8)
-        self.line_inv = np.zeros((P, lines), dtype=np.int8)
-        self.line_stamp = np.zeros((P, lines), dtype=np.int64)
+        self.caches = K.Caches(block=np.full((P, lines), -1, dtype=np.int32), state=np.zeros((P, lines), np.int8),
+                               inv=np.zeros((P, lines), np.int8), stamp=np.zeros((P, lines), np.int64))
         self.per_block = {}
         self.blocks = BlockMap(workload, cfg.block, cfg.word, cfg.sets, cfg.pages, cfg.seed, cfg.data_only,
                                on_grow=self._grow)
         self.blocks.reserve(1 << 14)
-        self.buf_block = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.int32)
-        self.buf_info = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.uint16)
-        self.buf_len = np.zeros(n_proc, dtype=np.int64)
-        self.cursor = np.zeros(n_proc, dtype=np.int64)
-        self.clock = np.zeros(P, dtype=np.int64)
-        self.running = np.full(P, -1, dtype=np.int64)
-        self.slice_left = np.zeros(P, dtype=np.int64)
-        self.stall = np.zeros(P, dtype=np.int64)
-        self.refs_by_cpu = np.zeros(P, dtype=np.int64)
-        self.store_buffer = np.zeros((P, 2), dtype=np.int64)
-        self.ready = np.ones(n_proc, dtype=np.uint8)
-        self.ready_since = np.zeros(n_proc, dtype=np.int64)
-        self.last_cpu = np.full(n_proc, -1, dtype=np.int64)
-        self.cur_slice = np.zeros(n_proc, dtype=np.int32)
-        self.rng = np.array([((cfg.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) | 1], dtype=np.uint64)
+        self.stream = ReferenceStream(workload, self.blocks, to_end)
+        self.cpus = K.Processors(clock=np.zeros(P, np.int64), running=np.full(P, -1, np.int64),
+                                 slice_left=np.zeros(P, np.int64), stall=np.zeros(P, np.int64),
+                                 refs=np.zeros(P, np.int64), store_buffer=np.zeros((P, 2), np.int64))
+        rng = np.array([((cfg.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) | 1], dtype=np.uint64)
+        self.sched = K.Scheduler(ready=np.ones(n_proc, np.uint8), ready_since=np.zeros(n_proc, np.int64),
+                                 last_cpu=np.full(n_proc, -1, np.int64), cur_slice=np.zeros(n_proc, np.int32),
+                                 rng=rng, policy=0 if cfg.scheduler == "random" else 1,
+                                 slice_refs=int(cfg.time_slice), affinity=float(cfg.affinity))
+        self.proto = K.ProtocolTables(pr.proc_txn, pr.proc_next, pr.snoop_next, pr.snoop_resp, pr.snoop_supply,
+                                      pr.snoop_memupd, pr.snoop_invkind, WRITABLE, DIRTY, bool(pr.uses_private_line))
         self.glob = np.zeros(K.N_GLOBALS, dtype=np.int64)
         self.counts = np.zeros(K.N_COUNTERS, dtype=np.int64)
         self.costs = cfg.cost_vector()
@@ -332,8 +283,8 @@ class _Machine:
                 "used": ((cap, P), np.uint64, 0), "pending": ((cap, P), np.uint8, 0),
                 "last_slice": ((cap, n_proc), np.int32, -1)}
         if self.cfg.check:
-            spec.update({"ver_global": ((cap, self.words), np.int64, 0), "ver_mem": ((cap, self.words), np.int64, 0),
-                         "ver_copy": ((cap, P, self.words), np.int64, 0)})
+            spec.update({"version": ((cap, self.words), np.int64, 0), "memory": ((cap, self.words), np.int64, 0),
+                         "copy": ((cap, P, self.words), np.int64, 0)})
         for name, (shape, dtype, fill) in spec.items():
             new = np.full(shape, fill, dtype=dtype)
             old = self.per_block.get(name)
@@ -341,36 +292,21 @@ class _Machine:
                 new[: old.shape[0]] = old
             self.per_block[name] = new
         if not self.cfg.check:
-            self.per_block.update(ver_global=np.zeros((1, 1), np.int64), ver_mem=np.zeros((1, 1), np.int64),
-                                  ver_copy=np.zeros((1, 1, 1), np.int64))
-
-    def map_into(self, pid, chunk, row_start):
-        """Map raw references into process ``pid``'s buffer from ``row_start``; returns
-        (raw references consumed, block references written)."""
-        return self.blocks.map(pid, chunk, self.buf_block[pid, row_start:], self.buf_info[pid, row_start:])
+            self.per_block.update(version=np.zeros((1, 1), np.int64), memory=np.zeros((1, 1), np.int64),
+                                  copy=np.zeros((1, 1, 1), np.int64))
 
     def run(self, budget):
-        pb = self.per_block
-        at = self.blocks.attrs
-        pr = self.proto
-        cfg = self.cfg
-        return K.run(budget, self.buf_block, self.buf_info, self.buf_len, self.cursor,
-                     at["set_of"], at["owner"], at["is_kernel"],
-                     self.line_block, self.line_state, self.line_inv, self.line_stamp, pb["where"], pb["newv"],
-                     pb["used"], pb["pending"], pb["last_slice"],
-                     self.clock, self.running, self.slice_left, self.stall, self.refs_by_cpu,
-                     self.store_buffer, self.ready, self.ready_since, self.last_cpu, self.cur_slice,
-                     pr.proc_txn, pr.proc_next, pr.snoop_next, pr.snoop_resp, pr.snoop_supply, pr.snoop_memupd,
-                     pr.snoop_invkind, pr.uses_private_line, cfg.assoc, self.costs,
-                     0 if cfg.scheduler == "random" else 1, cfg.time_slice, float(cfg.affinity), self.rng,
-                     self.glob, self.counts, cfg.check, pb["ver_global"], pb["ver_mem"], pb["ver_copy"],
-                     WRITABLE, DIRTY)
+        pb, at, st = self.per_block, self.blocks.attrs, self.stream
+        return K.run(budget, K.Buffers(st.block, st.info, st.length, st.cursor),
+                     K.Blocks(at["set_of"], at["owner"], at["is_kernel"]), self.caches,
+                     K.Sharing(pb["where"], pb["newv"], pb["used"], pb["pending"], pb["last_slice"]),
+                     self.cpus, self.sched, self.proto,
+                     K.Checker(bool(self.cfg.check), pb["version"], pb["memory"], pb["copy"]),
+                     self.cfg.assoc, self.costs, self.glob, self.counts)
 
     def dispatch_all(self):
         for p in range(self.cfg.cpus):
-            K._dispatch(p, 0, self.running, self.ready, self.ready_since, self.last_cpu, self.cur_slice,
-                        self.slice_left, 0 if self.cfg.scheduler == "random" else 1, self.cfg.time_slice, 0,
-                        self.rng, self.glob, self.counts)
+            K.dispatch_bundled(p, 0, self.cpus, self.sched, 0, self.glob, self.counts)
 
 
 def simulate(workload: Workload, config: SimulatorConfig | None = None, progress: bool = False,
@@ -380,8 +316,9 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     The run lasts ``config.references`` block references (an access spanning two blocks
     counts twice); by default a one-process workload runs to the end of its trace and a
     multi-process one for the workload's length (the sum of its trace lengths, or the
-    generator's run length); processes whose trace ends start it again.  Raises :class:`CoherenceViolation` in
-    checking mode if the protocol ever lets a read see an old value.
+    generator's run length); processes whose trace ends start it again.  Raises
+    :class:`CoherenceViolation` in checking mode if the protocol ever lets a read see an
+    old value.
     """
     import time
 
@@ -389,51 +326,10 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
 
     cfg = replace(config, **options) if config is not None else SimulatorConfig(**options)
     started = time.perf_counter()
-    n_proc = len(workload.processes)
-    # one process: to the end of its trace; several: the workload's length (looping traces)
-    budget = cfg.references if cfg.references is not None else (None if n_proc == 1 else workload.references)
-    to_end = budget is None
-    if to_end and n_proc > 1:
-        raise ModelError("references", "required: the workload's traces have no known length")
-    if to_end:
-        budget = np.iinfo(np.int64).max
-    m = _Machine(workload, cfg)
-    sources = [p.open() for p in workload.processes]
-    leftovers = [None] * n_proc
-    empty_reopens = [0] * n_proc
-
-    def refill(pid) -> bool:
-        """Fill ``pid``'s buffer; False when a run-to-end trace is exhausted."""
-        filled = 0
-        while filled < BUFFER_REFERENCES - 64:
-            chunk = leftovers[pid]
-            leftovers[pid] = None
-            if chunk is None:
-                chunk = next(sources[pid], None)
-                if chunk is None:
-                    if to_end or empty_reopens[pid] > 1:
-                        if to_end:
-                            break
-                        raise ModelError(f"process[{workload.processes[pid].name}]", "trace holds no references")
-                    sources[pid] = workload.processes[pid].open()
-                    empty_reopens[pid] += 1
-                    continue
-                empty_reopens[pid] = 0
-                if len(chunk) > BUFFER_REFERENCES:
-                    leftovers[pid] = chunk.slice(BUFFER_REFERENCES)
-                    chunk = chunk.slice(0, BUFFER_REFERENCES)
-            consumed, written = m.map_into(pid, chunk, filled)
-            filled += written
-            if consumed < len(chunk):
-                rest = chunk.slice(consumed)
-                leftovers[pid] = rest if leftovers[pid] is None else type(chunk).concat([rest, leftovers[pid]])
-                break
-        m.buf_len[pid] = filled
-        m.cursor[pid] = 0
-        return filled > 0
-
-    for pid in range(n_proc):
-        refill(pid)
+    budget, to_end = run_length(workload, cfg.references)
+    m = _Machine(workload, cfg, to_end)
+    for pid in range(len(workload.processes)):
+        m.stream.refill(pid)
     m.dispatch_all()
     bar = tqdm(total=None if to_end else budget, disable=not progress, unit="ref", unit_scale=True,
                desc=f"{workload.name} {cfg.protocol} x{cfg.cpus}", leave=False)
@@ -446,7 +342,7 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
             if status == K.RUN_DONE:
                 break
             if status == K.RUN_REFILL:
-                if not refill(int(m.glob[K.G_OUT])):
+                if not m.stream.refill(int(m.glob[K.G_OUT])):
                     break
                 continue
             what = "a read saw an old value" if status == K.RUN_STALE_READ else \
@@ -463,26 +359,9 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     counts["miss.false_sharing.kernel"] += int(open_pending[kern].sum())
     assert counts["pending"] == int(open_pending.sum())
     counts["pending"] = 0
-    cycles = int(max(m.clock.max(), m.glob[K.G_BUS_FREE]))    # the run ends when the bus is quiet too
-    busy = m.refs_by_cpu * m.costs[K.COST_CPU]      # every reference's own cycles
-    counts["hits"] = int(m.refs_by_cpu.sum()) - sum(v for k, v in counts.items() if k.startswith("miss."))
-    return SimulationResult(workload.name, cfg, counts, cycles, busy, m.stall.copy(),
-                            m.refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
-
-
-def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):
-    """The processor count N where GSP stops growing by at least ``threshold`` per added
-    processor: the smallest N with GSP(N+1) - GSP(N) < threshold (seed 000 §4, §5.2.2).
-
-    ``run(n)`` returns the GSP with n processors.  Evaluates n = start, start+1, ...
-    (no interpolation); returns (N, {n: GSP}) or (None, ...) if the limit is reached.
-    """
-    gsp = {}
-    n = start
-    gsp[n] = run(n)
-    while n < limit:
-        gsp[n + 1] = run(n + 1)
-        if gsp[n + 1] - gsp[n] < threshold:
-            return n, gsp
-        n += 1
-    return None, gsp
+    refs_by_cpu = m.cpus.refs
+    cycles = int(max(m.cpus.clock.max(), m.glob[K.G_BUS_FREE]))    # the run ends when the bus is quiet too
+    busy = refs_by_cpu * m.costs[K.COST_CPU]      # every reference's own cycles
+    counts["hits"] = int(refs_by_cpu.sum()) - sum(v for k, v in counts.items() if k.startswith("miss."))
+    return SimulationResult(workload.name, cfg, counts, cycles, busy, m.cpus.stall.copy(),
+                            refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)

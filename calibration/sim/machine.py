@@ -1,0 +1,126 @@
+"""What every simulated machine shares: reference streams with bounded buffers, the run
+length, sizes with units, the checking mode's error, and the scalability search.
+
+A machine module (today :mod:`calibration.sim.bus`; next cc-NUMA, shared L2, SVM) owns
+its configuration, its compiled kernel and its result; it feeds the kernel from a
+:class:`ReferenceStream`, which reads every process's trace chunk by chunk, maps it to
+dense blocks (:class:`~calibration.sim.blockmap.BlockMap`) and refills a process's
+buffer when the kernel has used it up, so a run of any length uses bounded memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from .blockmap import BlockMap
+from .workload import Workload
+
+__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "parse_size", "run_length",
+           "scalability"]
+
+BUFFER_REFERENCES = 1 << 16
+
+
+class CoherenceViolation(AssertionError):
+    """The checking mode saw a read of an old value or two writable copies."""
+
+
+def parse_size(text) -> int:
+    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units)."""
+    if isinstance(text, (int, np.integer)):
+        return int(text)
+    s = str(text).strip()
+    units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
+             "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
+    low = s.lower()
+    for suffix in sorted(units, key=len, reverse=True):
+        if low.endswith(suffix):
+            return int(float(low[: -len(suffix)]) * units[suffix])
+    return int(float(low))
+
+
+def run_length(workload: Workload, references: int | None) -> tuple[int, bool]:
+    """(reference budget, whether the run goes to the end of the trace): a one-process
+    workload runs to the end of its trace, a multi-process one for the workload's length
+    (looping traces), unless ``references`` says otherwise."""
+    n_proc = len(workload.processes)
+    budget = references if references is not None else (None if n_proc == 1 else workload.references)
+    if budget is None and n_proc > 1:
+        raise ModelError("references", "required: the workload's traces have no known length")
+    if budget is None:
+        return int(np.iinfo(np.int64).max), True
+    return budget, False
+
+
+class ReferenceStream:
+    """Per-process buffers of mapped block references (``block``, ``info``, ``length``,
+    ``cursor``), refilled from the processes' traces on demand.
+
+    ``to_end``: an exhausted trace ends the run (one process); otherwise a trace that
+    ends starts again, and one that holds no references is an error.
+    """
+
+    def __init__(self, workload: Workload, blocks: BlockMap, to_end: bool):
+        n_proc = len(workload.processes)
+        self.workload = workload
+        self.blocks = blocks
+        self.to_end = to_end
+        self.block = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.int32)
+        self.info = np.zeros((n_proc, BUFFER_REFERENCES), dtype=np.uint16)
+        self.length = np.zeros(n_proc, dtype=np.int64)
+        self.cursor = np.zeros(n_proc, dtype=np.int64)
+        self._sources = [p.open() for p in workload.processes]
+        self._leftovers = [None] * n_proc
+        self._empty_reopens = [0] * n_proc
+
+    def refill(self, pid: int) -> bool:
+        """Fill ``pid``'s buffer; False when a run-to-end trace is exhausted."""
+        filled = 0
+        leftovers = self._leftovers
+        while filled < BUFFER_REFERENCES - 64:
+            chunk = leftovers[pid]
+            leftovers[pid] = None
+            if chunk is None:
+                chunk = next(self._sources[pid], None)
+                if chunk is None:
+                    if self.to_end:
+                        break
+                    if self._empty_reopens[pid] > 1:
+                        raise ModelError(f"process[{self.workload.processes[pid].name}]",
+                                         "trace holds no references")
+                    self._sources[pid] = self.workload.processes[pid].open()
+                    self._empty_reopens[pid] += 1
+                    continue
+                self._empty_reopens[pid] = 0
+                if len(chunk) > BUFFER_REFERENCES:
+                    leftovers[pid] = chunk.slice(BUFFER_REFERENCES)
+                    chunk = chunk.slice(0, BUFFER_REFERENCES)
+            consumed, written = self.blocks.map(pid, chunk, self.block[pid, filled:], self.info[pid, filled:])
+            filled += written
+            if consumed < len(chunk):
+                rest = chunk.slice(consumed)
+                leftovers[pid] = rest if leftovers[pid] is None else type(chunk).concat([rest, leftovers[pid]])
+                break
+        self.length[pid] = filled
+        self.cursor[pid] = 0
+        return filled > 0
+
+
+def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):
+    """The processor count N where GSP stops growing by at least ``threshold`` per added
+    processor: the smallest N with GSP(N+1) - GSP(N) < threshold (Foglia, Giorgi &
+    Prete, TPC-W on shared-bus SMPs, §4 and §5.2.2).
+
+    ``run(n)`` returns the GSP with n processors.  Evaluates n = start, start+1, ...
+    (no interpolation); returns (N, {n: GSP}) or (None, ...) if the limit is reached.
+    """
+    gsp = {}
+    n = start
+    gsp[n] = run(n)
+    while n < limit:
+        gsp[n + 1] = run(n + 1)
+        if gsp[n + 1] - gsp[n] < threshold:
+            return n, gsp
+        n += 1
+    return None, gsp

@@ -1,0 +1,224 @@
+"""The built-in model kind ``network``: a network file (:mod:`mva.files`) as a model with
+named parameters, so it takes ``--list-parameters``, ``--set``, ``--sweep`` and
+``calibrate --fit`` like every other kind (:mod:`mva.modelkind`).
+
+Its parameters are the file's own numbers: ``network.population``,
+``network.think_time``, ``network.arrival_rate``, ``station.<name>.demand`` and, by
+station type, ``station.<name>.servers`` / ``station.<name>.capacity`` (a list element
+is ``NAME[k]``).  The kind is bound to one file (:meth:`NetworkKind.for_document`): the
+stations and classes are the file's, the parameters' defaults are the file's values,
+and ``--method`` with the solver options chooses how it is solved (default ``auto``).
+
+Sweeps of a closed single-class network whose cases differ only in demands and think
+times go through the batch solver (:mod:`mva.batch`), one compiled pass per shape;
+anything else is solved case by case.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+from .errors import ModelError
+from .modelkind import ModelSolution, Parameter, flatten, hashable, resolve_values
+
+__all__ = ["NetworkKind", "NetworkModel"]
+
+NUMERIC = ("demand", "think_time")
+SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver")
+
+
+class NetworkKind:
+    """Kind ``network`` bound to one file's structure (see the module docstring)."""
+
+    kind = "network"
+    main_output = "throughput"
+
+    def __init__(self, doc: dict, solver: dict | None = None):
+        self.doc = {k: v for k, v in doc.items() if k not in ("kind", "name")}
+        solver = dict(solver or {})
+        unknown = sorted(set(solver) - set(SOLVER_KEYS))
+        if unknown:
+            raise ModelError(unknown[0], f"unknown solver option; valid: {', '.join(SOLVER_KEYS)}")
+        self.method = solver.pop("method", None) or "auto"
+        self.options = solver
+        head = self.doc.get("network") if isinstance(self.doc.get("network"), dict) else {}
+        self.name = doc.get("name") or head.get("name", "")
+        if not isinstance(self.name, str):
+            raise ModelError("network.name", f"must be a string, got {self.name!r}")
+        self._parameters = self._read_parameters(head)
+
+    @classmethod
+    def for_document(cls, doc: dict, solver: dict | None = None) -> "NetworkKind":
+        """The kind bound to the network file ``doc`` (``solver``: method and options)."""
+        return cls(doc, solver)
+
+    def _read_parameters(self, head):
+        params = []
+        for key, unit, what in (("population", "customers", "closed population per class"),
+                                ("think_time", "time unit", "think time per class"),
+                                ("arrival_rate", "1/time unit", "open arrival rate per class")):
+            if key in head or key in ("population", "think_time"):
+                params.append(Parameter(f"network.{key}", head.get(key, 0), unit, what))
+        stations = self.doc.get("station", [])
+        for st in stations if isinstance(stations, list) else []:
+            if not isinstance(st, dict) or "name" not in st:
+                continue
+            name = st["name"]
+            params.append(Parameter(f"station.{name}.demand", st.get("demand"), "time unit",
+                                    f"service demand per class at {name}"))
+            if st.get("type") == "multi":
+                params.append(Parameter(f"station.{name}.servers", st.get("servers", 1), "servers",
+                                        f"servers at {name}"))
+            if st.get("type") == "ld":
+                params.append(Parameter(f"station.{name}.capacity", st.get("capacity"), "",
+                                        f"relative capacity alpha(1..J) of {name}"))
+        return tuple(params)
+
+    def parameters(self) -> tuple[Parameter, ...]:
+        """The file's parameters; their defaults are the file's values."""
+        return self._parameters
+
+    def values_in(self, doc: dict) -> dict:
+        """Nothing beyond the defaults: the file's values are the defaults."""
+        return {}
+
+    def document(self, values: dict) -> dict:
+        """The network document with ``values`` (dotted names) written in."""
+        doc = copy.deepcopy(self.doc)
+        head = doc.setdefault("network", {})
+        stations = {st["name"]: st for st in doc.get("station", [])}
+        for name, value in values.items():
+            part = name.split(".")
+            if part[0] == "network":
+                head[part[1]] = value
+            else:
+                stations[".".join(part[1:-1])][part[-1]] = value
+        return doc
+
+    def from_values(self, values: dict, name: str = "") -> "NetworkModel":
+        """The network with ``values`` written in (validated: ModelError naming the field).
+
+        Only values that differ from the file's are written, so what the file leaves out
+        (a missing population or demand) is still reported as missing."""
+        from .files import network_from_dict
+        resolved = resolve_values(self._parameters, values)
+        changed = {p.name: resolved[p.name] for p in self._parameters
+                   if p.name in values and hashable(resolved[p.name]) != hashable(p.default)}
+        network = network_from_dict(self.document(changed))
+        return NetworkModel(network, name or self.name, self.method, self.options)
+
+    def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
+        """Flat outputs of every case, batched where the cases share a shape (everything
+        but demands and think times) and the network is closed and single-class."""
+        from .batch import can_batch
+        if self.method not in ("auto", "exact") or self.options:
+            return pd.DataFrame([self.from_values({**base, **c}).solve_flat() for c in cases])
+        names = list(dict.fromkeys(n for c in cases for n in c))
+        numeric = [n for n in names if n.endswith(NUMERIC)]
+        groups = {}
+        for i, case in enumerate(cases):
+            shape = tuple((n, hashable(v)) for n, v in case.items() if n not in numeric)
+            groups.setdefault(shape, []).append(i)
+        parts = []
+        for shape, rows in groups.items():
+            group = [cases[i] for i in rows]
+            network = self.from_values({**base, **dict(shape)}).network
+            if can_batch(network):
+                used = [n for n in numeric if any(n in c for c in group)]
+                part = self._solve_batch(network, {**base, **dict(shape)}, group, used)
+            else:
+                part = pd.DataFrame([self.from_values({**base, **c}).solve_flat() for c in group])
+            parts.append(part.set_axis(rows))
+        return pd.concat(parts).sort_index().reset_index(drop=True) if len(parts) > 1 else parts[0]
+
+    def solve_columns(self, base: dict, columns: dict, count: int):
+        """The batch path straight from one array per parameter, when every swept name is
+        a demand or think time of a closed single-class network; None otherwise."""
+        from .batch import can_batch
+        if (self.method not in ("auto", "exact") or self.options
+                or not all(n.endswith(NUMERIC) and n in base for n in columns)):
+            return None
+        network = self.from_values(base).network
+        if not can_batch(network):
+            return None
+        return self._batch(network, {n: self._column(n, a) for n, a in columns.items()}, count)
+
+    def _solve_batch(self, net, base, cases, names):
+        columns = {name: self._column(name, [c.get(name, base[name]) for c in cases]) for name in names}
+        return self._batch(net, columns, len(cases))
+
+    @staticmethod
+    def _column(name, values) -> np.ndarray:
+        """Per-case values of a one-class demand or think time as float64, checked."""
+        if not (isinstance(values, np.ndarray) and values.dtype.kind in "if"):
+            flat = np.array([v[0] if isinstance(v, (list, tuple)) and len(v) == 1 else v for v in values],
+                            dtype=object)
+            try:
+                values = flat.astype(float)
+            except (TypeError, ValueError):
+                raise ModelError(name, "must be a number (one class)") from None
+        column = np.asarray(values, dtype=float)
+        if not np.all(np.isfinite(column)) or np.any(column < 0):
+            bad = column[~(np.isfinite(column) & (column >= 0))][0]
+            raise ModelError(name, f"must be finite and >= 0, got {bad:g}")
+        return column
+
+    @staticmethod
+    def _batch(net, columns: dict, count: int) -> pd.DataFrame:
+        from .batch import batch_exact_single_class
+        stations = list(net.station_names)
+        demand = np.tile(net.demands[:, 0], (count, 1))
+        think = np.full(count, float(net.think_time[0]))
+        for name, column in columns.items():
+            if name == "network.think_time":
+                think = column
+            else:
+                demand[:, stations.index(name[len("station."):-len(".demand")])] = column
+        out = batch_exact_single_class(net, demand, think)
+        frame = {"throughput": out["throughput"], "response_time": out["response_time"]}
+        frame.update({f"utilization.{s}": out["utilization"][:, k] for k, s in enumerate(stations)})
+        frame["converged"] = np.ones(count, dtype=bool)
+        return pd.DataFrame(frame)
+
+
+class NetworkModel:
+    """One network of a network file, with the method that solves it."""
+
+    kind = "network"
+
+    def __init__(self, network, name: str, method: str, options: dict):
+        self.network = network
+        self.name = name
+        self.method = method
+        self.options = options
+
+    def solve_result(self):
+        """The full :class:`~mva.result.Result` (per class and station)."""
+        from .solve import solve
+        return solve(self.network, method=self.method, **self.options)
+
+    @staticmethod
+    def outputs(result) -> dict:
+        """Named outputs: throughput and response time (per class too when there are
+        several), utilisation per station."""
+        one = len(result.classes) == 1      # then exactly the class's numbers, as the batch path gives
+        out = {"throughput": float(result.throughput[0]) if one else result.system_throughput,
+               "response_time": float(result.response_time[0]) if one else result.system_response_time}
+        if not one:
+            out.update({f"throughput.{c}": float(x) for c, x in zip(result.classes, result.throughput)})
+            out.update({f"response_time.{c}": float(r) for c, r in zip(result.classes, result.response_time)})
+        out["utilization"] = {s: float(u) for s, u in zip(result.stations, result.station_utilization())}
+        return out
+
+    def solve(self) -> ModelSolution:
+        """The solution; ``extras["result"]`` holds the full per-class, per-station result."""
+        result = self.solve_result()
+        message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
+        return ModelSolution(self.name, self.kind, self.outputs(result), bool(result.converged), result.iterations,
+                             result.solve_seconds, message, {"result": result, "network": self.network})
+
+    def solve_flat(self) -> dict:
+        result = self.solve_result()
+        return {**flatten(self.outputs(result)), "converged": bool(result.converged)}
