@@ -62,10 +62,12 @@ class NetworkKind:
             if key in head or key in ("population", "think_time"):
                 params.append(Parameter(f"network.{key}", head.get(key, 0), unit, what))
         stations = self.doc.get("station", [])
-        for st in stations if isinstance(stations, list) else []:
+        for i, st in enumerate(stations if isinstance(stations, list) else []):
             if not isinstance(st, dict) or "name" not in st:
                 continue
             name = st["name"]
+            if not isinstance(name, str) or not name:
+                raise ModelError(f"station[{i}].name", f"must be a non-empty string, got {name!r}")
             params.append(Parameter(f"station.{name}.demand", st.get("demand"), "time unit",
                                     f"service demand per class at {name}"))
             if st.get("type") == "multi":

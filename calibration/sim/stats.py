@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mva.errors import ModelError
+
 from .blockmap import BlockMap
 from .traces import CHUNK_REFERENCES
 from .workload import Workload
@@ -76,6 +78,8 @@ def workload_statistics(workload: Workload, block: int = 32, per_process: bool =
         if per_process:
             rows.append(_row(proc.name, 1, tally, shared_tally, len(seen), None))
     n = bm.count
+    if n == 0:
+        raise ModelError(f"workload {workload.name}", "holds no references (an empty or unparsable trace)")
     owner = bm.attrs["owner"][:n]
     user_data = (owner < 0) & (bm.attrs["is_kernel"][:n] == 0) & (bm.attrs["is_code"][:n] == 0)
     shared_blocks = int((user_data & multi[:n]).sum())

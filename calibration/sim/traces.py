@@ -24,6 +24,7 @@ npz
 from __future__ import annotations
 
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -66,6 +67,19 @@ class Chunk:
     def concat(chunks) -> "Chunk":
         chunks = list(chunks)
         return Chunk(*(np.concatenate([getattr(c, f) for c in chunks]) for f in ("op", "addr", "size", "kernel")))
+
+
+def _checked(path, chunk: Chunk, first: int) -> Chunk:
+    """``chunk``, or TraceError if an access runs past the top of the 64-bit address
+    space (``addr + size > 2^64``): it would wrap to address 0, which no hardware does
+    silently, so the trace is refused rather than simulated wrong."""
+    top = np.uint64(0xFFFFFFFFFFFFFFFF) - np.maximum(chunk.size.astype(np.uint64), np.uint64(1)) + np.uint64(1)
+    over = np.flatnonzero(chunk.addr > top)
+    if over.size:
+        k = int(over[0])
+        raise TraceError(str(path), f"reference {first + k}: address {int(chunk.addr[k]):#x} + size "
+                                    f"{int(chunk.size[k])} runs past 2^64")
+    return chunk
 
 
 def _chunk(op, addr, size, kernel=None) -> Chunk:
@@ -190,6 +204,7 @@ def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> It
     size = np.empty(chunk_references + 2, dtype=np.uint16)
     carry = b""
     line_errors = 0
+    done = 0
     with open(path, "rb") as fh:
         while True:
             data = fh.read(_READ_BYTES)
@@ -205,7 +220,8 @@ def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> It
                     size[:n] = din_size
                 line_errors += bad
                 if n:
-                    yield _chunk(op[:n].copy(), addr[:n].copy(), size[:n].copy())
+                    yield _checked(path, _chunk(op[:n].copy(), addr[:n].copy(), size[:n].copy()), done)
+                    done += n
                 if used == 0:
                     break
                 pos += used
@@ -271,11 +287,19 @@ def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
                 if name in ("op", "addr"):
                     raise TraceError(str(path), f"missing array {name!r} (an npz trace needs 'op' and 'addr')")
                 continue
-            fh = _open_member(path, zf, info)
-            version = np.lib.format.read_magic(fh)
-            shape, fortran, dtype = _read_header(fh, version)
+            try:
+                fh = _open_member(path, zf, info)
+                version = np.lib.format.read_magic(fh)
+                shape, fortran, dtype = _read_header(fh, version)
+            except (zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error) as exc:
+                raise TraceError(str(path), f"array {name!r} is unreadable (truncated or corrupt file: {exc})") \
+                    from None
             if len(shape) != 1:
                 raise TraceError(str(path), f"array {name!r} must be one-dimensional, has shape {shape}")
+            allowed = "biu" if name == "kernel" else "iu"
+            if dtype.kind not in allowed or dtype.hasobject:
+                raise TraceError(str(path), f"array {name!r} must hold integers{' or booleans' if name == 'kernel' else ''}, "
+                                            f"not {dtype}")
             members[name] = (fh, dtype, shape[0])
         n = members["op"][2]
         for name, (_, _, length) in members.items():
@@ -295,12 +319,24 @@ def _npz_chunks(path, members, n, chunk_references):
         take = min(chunk_references, n - done)
         cols = {}
         for name, (fh, dtype, _) in members.items():
-            cols[name] = np.frombuffer(fh.read(take * dtype.itemsize), dtype=dtype)
+            try:
+                raw = fh.read(take * dtype.itemsize)
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+                raise TraceError(str(path), f"array {name!r} is unreadable (truncated or corrupt file: {exc})") \
+                    from None
+            if len(raw) != take * dtype.itemsize:
+                raise TraceError(str(path), f"array {name!r} ends after {done + len(raw) // dtype.itemsize} of "
+                                            f"{n} entries (truncated file)")
+            cols[name] = np.frombuffer(raw, dtype=dtype)
         op = cols["op"]
-        if op.size and op.max() > 2:
+        if op.size and (op.max() > 2 or op.min() < 0):
             raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load) or 2 (store)")
-        yield _chunk(op, cols["addr"], cols.get("size", np.full(take, 4, dtype=np.uint16)),
-                     cols.get("kernel"))
+        if "size" in cols and cols["size"].size and (cols["size"].min() < 0 or cols["size"].max() > 0xFFFF):
+            raise TraceError(str(path), "array 'size' must hold access sizes from 0 to 65535 bytes")
+        if cols["addr"].dtype.kind == "i" and cols["addr"].size and cols["addr"].min() < 0:
+            raise TraceError(str(path), "array 'addr' must hold non-negative addresses")
+        yield _checked(path, _chunk(op, cols["addr"], cols.get("size", np.full(take, 4, dtype=np.uint16)),
+                                    cols.get("kernel")), done)
         done += take
 
 

@@ -111,13 +111,17 @@ class Workload:
 def _trace_length(path: Path, fmt: str | None) -> int | None:
     if (fmt or "").lower() == "npz" or str(path).endswith(".npz"):
         import zipfile
+        import zlib
 
-        with zipfile.ZipFile(path) as zf:
-            name = "op.npy" if "op.npy" in zf.namelist() else "op"
-            with zf.open(name) as fh:
-                version = np.lib.format.read_magic(fh)
-                shape, _, _ = _read_header(fh, version)
-        return int(shape[0])
+        try:
+            with zipfile.ZipFile(path) as zf:
+                name = "op.npy" if "op.npy" in zf.namelist() else "op"
+                with zf.open(name) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    shape, _, _ = _read_header(fh, version)
+        except (zipfile.BadZipFile, KeyError, EOFError, OSError, ValueError, zlib.error) as exc:
+            raise TraceError(str(path), f"not a readable .npz trace (truncated or corrupt: {exc})") from None
+        return int(shape[0]) if shape else 0
     return None
 
 
