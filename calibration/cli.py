@@ -97,7 +97,7 @@ def register_trace(sub):
     c.add_argument("--no-compress", action="store_true", help="store the arrays uncompressed (faster to read)")
     c.add_argument("--force", action="store_true", help="overwrite the output if it exists")
     c.set_defaults(handler=_cmd_convert)
-    s = tsub.add_parser("stats", help="seed 000 Table 1-3 statistics of a trace, manifest or preset")
+    s = tsub.add_parser("stats", help="Foglia, Giorgi & Prete (2004) Table 1-3 statistics of a trace, manifest or preset")
     s.add_argument("workload", metavar="WORKLOAD", help="a manifest (.toml), a trace file or a preset name")
     s.add_argument("--block", type=int, default=32, help="block size in bytes (default 32, as the paper)")
     s.add_argument("--references", type=int, metavar="N", help="length of a generated preset")

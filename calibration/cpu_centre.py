@@ -1,9 +1,9 @@
-"""The CPU centre of the TPC-C model (seed 002, eq. 3.3-3.4) from the simulator.
+"""The CPU centre of the TPC-C model (Du & Zhang (2001), eq. 3.3-3.4) from the simulator.
 
 Seed 002 models the k processors with their caches and memory bus as a flow-equivalent
 service centre whose rate mu_k(j) (instructions per cycle with j runnable transactions)
 comes from its Fig. 5.  Here the shape of that function comes from simulator runs of the
-DB workload (seed 000 Table 3): j database processes on k processors give the global
+DB workload (Foglia, Giorgi & Prete (2004) Table 3): j database processes on k processors give the global
 system power GSP(k, j), which already contains the bus contention, the coherence misses
 and the time slicing of j > k processes.  The absolute speed of one processor stays the
 TPC-C model's own (its Norton aggregate at j = 1), because our simulator's cycles per
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
 
     base = model_from_document(read_document(str(Path(__file__).resolve().parent.parent / "data" / "tpcc" / "c1.toml")))
     assert isinstance(base, TPCCSMP)
-    paper = {1: 24.6, 2: 47.2, 3: 51.9, 4: 53.5}        # seed 002 Table 10 (data/tpcc/published_tpmc.csv)
+    paper = {1: 24.6, 2: 47.2, 3: 51.9, 4: 53.5}        # Du & Zhang (2001) Table 10 (data/tpcc/published_tpmc.csv)
     ref = gsp_by_jobs(1, 1, args.references_per_job)[0]
     print(f"CPU centre from the simulator (DB preset, {args.references_per_job:,} references per process); "
           f"GSP(1, 1) = {ref:.3f}")

@@ -2,7 +2,7 @@
 
 ``python -m calibration.report [--references N] [--workload ec-server] [--format json]``
 
-Runs the experiments of seed 000 §5 (cache size and processors, block size, scheduling,
+Runs the experiments of Foglia, Giorgi & Prete (2004) §5 (cache size and processors, block size, scheduling,
 protocols) and prints each table with a verdict per finding:
 
 1. bigger caches cut 'other' misses and raise the invalidation-miss share (§5.1.1, Fig. 2);

@@ -157,7 +157,7 @@ def one_cpu_bound(tpmc_1cpu: float | None = None, tpmc_2cpu: float | None = None
 def _report(cal: TPCCCalibration, bound: dict) -> str:
     e = cal.errors()
     est = cal.fit.estimates
-    lines = [f"TPC-C model (seed 002) fitted on Tables 10 and 12 ({cal.fit.errors['train']['values']} observed "
+    lines = [f"TPC-C model (Du & Zhang, 2001) fitted on Tables 10 and 12 ({cal.fit.errors['train']['values']} observed "
              "values), predicting Tables 11 and 13-18", "", "Fitted unknowns (95% intervals from the Jacobian):"]
     for name, row in est.iterrows():
         lines.append(f"  {name:<28} {row.value:.6g}  [{row.low:.6g}, {row.high:.6g}]")

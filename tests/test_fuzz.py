@@ -34,7 +34,7 @@ trace = "t.din"
 name = "s"
 start = 4096
 end = 8192
-members = "all"
+processes = "all"
 """
 OBSERVATIONS = (ROOT / "data/examples/calibration/observations.csv").read_text()
 CALIBRATION_NET = (ROOT / "data/examples/calibration/network.toml").read_text()

@@ -148,8 +148,14 @@ def read_manifest(path) -> Workload:
         raise ModelError(f"{path}", f"unknown key(s) {', '.join(sorted(unknown))}; expected name, process, "
                                     "shared, references, description")
     procs = []
+    for key in ("process", "shared"):
+        if not isinstance(doc.get(key, []), list) or not all(isinstance(e, dict) for e in doc.get(key, [])):
+            raise ModelError(key, f"must be a list of tables ([[{key}]] in TOML)")
     for k, entry in enumerate(doc.get("process", [])):
         where = f"process[{k}]"
+        for key in ("name", "trace", "format"):
+            if key in entry and not isinstance(entry[key], str):
+                raise ModelError(f"{where}.{key}", f"must be a string, got {entry[key]!r}")
         extra = set(entry) - {"name", "trace", "format"}
         if extra:
             raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, trace, format")
@@ -178,9 +184,12 @@ def read_manifest(path) -> Workload:
             raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end, "
                                     "processes, kernel")
         for key in ("start", "end"):
-            if not isinstance(entry.get(key), int) or entry[key] < 0:
+            if not isinstance(entry.get(key), int) or isinstance(entry[key], bool) or not 0 <= entry[key] < 2 ** 64:
                 raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
         members = entry.get("processes", "all")
+        if members != "all" and (not isinstance(members, list) or not all(m in names for m in members)):
+            raise ModelError(f"{where}.processes", f"must be \"all\" or a list of process names ({', '.join(names)}), "
+                                                   f"got {members!r}")
         members = names if members == "all" else tuple(members)
         shared.append(SharedRange(str(entry.get("name", f"range{k}")), int(entry["start"]), int(entry["end"]),
                                   members, bool(entry.get("kernel", False))))

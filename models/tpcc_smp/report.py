@@ -1,4 +1,4 @@
-"""Reproduction of seed 002's Tables 10-18 by the TPC-C SMP model.
+"""Reproduction of Du & Zhang (2001)'s Tables 10-18 by the TPC-C SMP model.
 
 ``python -m models.tpcc_smp.report`` prints, for every published value, the paper's number,
 ours and the relative difference; the mean and max tpmC error; whether each of the paper's
@@ -338,7 +338,7 @@ def _by_table(frame, what, columns, formatters):
 
 
 def _text(rep: Reproduction) -> str:
-    lines = ["TPC-C SMP model (seed 002): reproduction of Tables 10-18",
+    lines = ["TPC-C SMP model (Du & Zhang, 2001): reproduction of Tables 10-18",
              "overrides: " + (", ".join(f"{k}={v}" for k, v in rep.base.items()) or "none (documented defaults)"), ""]
     lines += _by_table(rep.tpmc, "tpmC", ["configuration", "mapping", "parameter", "value", "paper", "model",
                                           "rel_diff"], {"rel_diff": "{:+.1%}".format})
