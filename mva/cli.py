@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     what_if.add_argument("--scheduler", metavar="ADDRESS", help="send chunks to a running Dask scheduler")
     what_if.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N processes")
     what_if.add_argument("--chunk-size", type=int, metavar="N",
-                         help="cases per chunk, solved and written together (default: 100,000, or about 4 "
+                         help="cases per chunk, solved and written together (default: 25,000, or about 4 "
                               "chunks per Dask worker)")
     what_if.add_argument("--resume", action="store_true",
                          help="finish a sweep to -o FILE that was interrupted (same command line)")

@@ -325,3 +325,44 @@ def test_random_network_sweeps_equal_single_solves(seed, n_stations, population,
     swept = f"station.s{int(rng.integers(n_stations))}.demand"
     sweeps = {swept: [float(v) for v in rng.uniform(0.01, 1.0, n_values)], "network.think_time": [0.0, 1.5]}
     _assert_sweep_equals_single_solves(doc, cartesian(sweeps))
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+def test_an_interrupted_sweep_leaves_no_output_and_resumes_to_the_same_bytes(tmp_path, signal_name):
+    """Killed half-way, a sweep to -o FILE leaves nothing under FILE; --resume finishes
+    it, and the file is byte for byte that of an uninterrupted run."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "mva", "solve", TEN, "--sweep", "station.disk1.demand=0.001:0.1:0.0001",
+            "--sweep", "station.cpu.demand=0.01:0.03:0.0005", "--format", "csv", "--chunk-size", "2000"]
+    whole = tmp_path / "whole.csv"
+    assert subprocess.run(args + ["-o", str(whole)], capture_output=True).returncode == 0
+    out = tmp_path / "out.csv"
+    state = tmp_path / ".out.csv.sweep.json"
+    proc = subprocess.Popen(args + ["-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline:          # wait until a few chunks are on disk
+        try:
+            if json.loads(state.read_text())["chunks"] >= 3:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.02)
+    proc.send_signal(getattr(signal, signal_name))
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the sweep finished before the signal arrived")
+    assert not out.exists()
+    if signal_name == "SIGINT":
+        assert proc.returncode == 130 and b"--resume" in err and b"Traceback" not in err
+    assert json.loads(state.read_text())["chunks"] >= 3
+    again = subprocess.run(args + ["-o", str(out)], capture_output=True, text=True)
+    assert again.returncode == 2 and "--resume" in again.stderr       # refuses to start over silently
+    resumed = subprocess.run(args + ["-o", str(out), "--resume"], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert out.read_bytes() == whole.read_bytes()
+    assert not state.exists() and not (tmp_path / ".out.csv.partial").exists()
