@@ -14,6 +14,7 @@ import enum
 import io
 import json
 import os
+import signal
 import sys
 import warnings
 from importlib.metadata import entry_points
@@ -224,11 +225,19 @@ def _cmd_what_if(args, solver, overrides) -> int:
     keep = list(sweeps) + [target.main_output]
     done = min(len(grid), out.first_chunk * out.chunk_size)
     bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False)
+    # Ctrl-C stops after the chunk being solved is written (an interrupt inside pyarrow or
+    # numba could surface as another exception), so the partial file ends on a chunk
+    stop = []
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     try:
         with _in_file(path):
             for index, frame in sweep_chunks(target, grid, chunk_size=out.chunk_size, first_chunk=out.first_chunk,
                                              scheduler=args.scheduler, workers=args.workers):
+                if stop:
+                    raise KeyboardInterrupt
                 out.write(index, frame)
+                if stop:
+                    raise KeyboardInterrupt
                 done += len(frame)
                 bar.update(len(frame))
                 if "converged" in frame:
@@ -244,6 +253,7 @@ def _cmd_what_if(args, solver, overrides) -> int:
                   f"finishes {args.output}", file=sys.stderr)
         return ExitCode.INTERRUPTED
     finally:
+        signal.signal(signal.SIGINT, previous)
         bar.close()
         out.close()
     if args.plot:

@@ -188,8 +188,8 @@ def read_manifest(path) -> Workload:
                 raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
         members = entry.get("processes", "all")
         if members != "all" and (not isinstance(members, list) or not all(m in names for m in members)):
-            raise ModelError(f"{where}.processes", f"must be \"all\" or a list of process names ({', '.join(names)}), "
-                                                   f"got {members!r}")
+            raise ModelError(f"{where}.processes", f"unknown process in {members!r}: must be \"all\" or a list "
+                                                   f"of process names ({', '.join(names)})")
         members = names if members == "all" else tuple(members)
         shared.append(SharedRange(str(entry.get("name", f"range{k}")), int(entry["start"]), int(entry["end"]),
                                   members, bool(entry.get("kernel", False))))
