@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from mva.cli import open_output, refuse_overwrite
+from mva.output import open_output, refuse_overwrite
 from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]

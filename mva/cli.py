@@ -20,6 +20,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from .errors import ModelError, NumericalWarning
+from .output import open_output, refuse_overwrite
 
 __all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
 
@@ -68,23 +69,6 @@ def _format_csv(path: str, result, with_file: bool, header: bool) -> str:
     if with_file:
         frame.insert(0, "file", path)
     return frame.to_csv(index=False, header=header, float_format="%.17g")
-
-
-def refuse_overwrite(path, force: bool, flag: str) -> None:
-    """Nothing a user wrote is overwritten without asking: ModelError naming ``flag``
-    if ``path`` exists and ``--force`` was not given."""
-    if os.path.exists(path) and not force:
-        raise ModelError(flag, f"{path} exists; pass --force to overwrite it")
-
-
-def open_output(path: str | None, force: bool):
-    if path is None or path == "-":
-        return sys.stdout, False
-    refuse_overwrite(path, force, "-o")
-    try:
-        return open(path, "w", encoding="utf-8"), True
-    except OSError as exc:
-        raise ModelError("-o", f"cannot write {path}: {exc.strerror}") from None
 
 
 def _format_model_table(path: str, solution) -> str:
@@ -219,7 +203,7 @@ def _cmd_what_if(args, solver, overrides) -> int:
     grid = Grid(sweeps, zip=args.zip)
     distributed = bool(args.scheduler or args.workers)
     chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
-    key = fingerprint(target.doc, overrides, solver, grid.fingerprint(), args.format, chunk)
+    key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
     out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
     kept, met, unconverged = [], None, 0
     keep = list(sweeps) + [target.main_output]
@@ -233,8 +217,6 @@ def _cmd_what_if(args, solver, overrides) -> int:
         with _in_file(path):
             for index, frame in sweep_chunks(target, grid, chunk_size=out.chunk_size, first_chunk=out.first_chunk,
                                              scheduler=args.scheduler, workers=args.workers):
-                if stop:
-                    raise KeyboardInterrupt
                 out.write(index, frame)
                 if stop:
                     raise KeyboardInterrupt

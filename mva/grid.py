@@ -24,8 +24,6 @@ Examples
 from __future__ import annotations
 
 import csv
-import hashlib
-import json
 import math
 
 import numpy as np
@@ -167,11 +165,6 @@ class Grid:
         stop = self.size if stop is None else stop
         digits = [d.tolist() for d in self._digits(start, stop)]
         return [dict(zip(self.names, (vals[i] for vals, i in zip(self.values, row)))) for row in zip(*digits)]
-
-    def fingerprint(self) -> str:
-        """A digest of the names, values and pairing (resuming checks it)."""
-        text = json.dumps([self.names, self.values, self.zip], default=str)
-        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _as_array(values: list) -> np.ndarray:

@@ -89,6 +89,10 @@ class ModelSolution:
     message: str = ""
     extras: dict = field(default_factory=dict, repr=False)
 
+    def flat(self) -> dict:
+        """The outputs by dotted name (``utilization.cpu``), then ``converged``: one row of a sweep."""
+        return {**flatten(self.outputs), "converged": bool(self.converged)}
+
     def to_dict(self) -> dict:
         """JSON-ready ``{"model", "kind", "outputs", "converged", ...}``."""
         return {"model": self.model, "kind": self.kind, "outputs": self.outputs,

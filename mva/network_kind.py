@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
-from .modelkind import ModelSolution, Parameter, flatten, hashable, resolve_values
+from .modelkind import ModelSolution, Parameter, hashable, resolve_values
 
 __all__ = ["NetworkKind", "NetworkModel"]
 
@@ -90,7 +90,9 @@ class NetworkKind:
         """The network document with ``values`` (dotted names) written in."""
         doc = copy.deepcopy(self.doc)
         head = doc.setdefault("network", {})
-        stations = {st["name"]: st for st in doc.get("station", [])}
+        # a malformed station (no name, not a table) is left for network_from_dict to report
+        listed = doc.get("station") if isinstance(doc.get("station"), list) else []
+        stations = {st["name"]: st for st in listed if isinstance(st, dict) and "name" in st}
         for name, value in values.items():
             part = name.split(".")
             if part[0] == "network":
@@ -111,12 +113,18 @@ class NetworkKind:
         network = network_from_dict(self.document(changed))
         return NetworkModel(network, name or self.name, self.method, self.options)
 
+    @property
+    def _exact(self) -> bool:
+        """Whether cases may go through the batch solver, which is exact (``auto`` picks
+        exact for every network the batch takes)."""
+        return self.method in ("auto", "exact") and not self.options
+
     def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case, batched where the cases share a shape (everything
         but demands and think times) and the network is closed and single-class."""
         from .batch import can_batch
-        if self.method not in ("auto", "exact") or self.options:
-            return pd.DataFrame([self.from_values({**base, **c}).solve_flat() for c in cases])
+        if not self._exact:
+            return pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in cases])
         names = list(dict.fromkeys(n for c in cases for n in c))
         numeric = [n for n in names if n.endswith(NUMERIC)]
         groups = {}
@@ -131,7 +139,7 @@ class NetworkKind:
                 used = [n for n in numeric if any(n in c for c in group)]
                 part = self._solve_batch(network, {**base, **dict(shape)}, group, used)
             else:
-                part = pd.DataFrame([self.from_values({**base, **c}).solve_flat() for c in group])
+                part = pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in group])
             parts.append(part.set_axis(rows))
         return pd.concat(parts).sort_index().reset_index(drop=True) if len(parts) > 1 else parts[0]
 
@@ -139,8 +147,7 @@ class NetworkKind:
         """The batch path straight from one array per parameter, when every swept name is
         a demand or think time of a closed single-class network; None otherwise."""
         from .batch import can_batch
-        if (self.method not in ("auto", "exact") or self.options
-                or not all(n.endswith(NUMERIC) and n in base for n in columns)):
+        if not self._exact or not all(n.endswith(NUMERIC) and n in base for n in columns):
             return None
         network = self.from_values(base).network
         if not can_batch(network):
@@ -220,7 +227,3 @@ class NetworkModel:
         message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
         return ModelSolution(self.name, self.kind, self.outputs(result), bool(result.converged), result.iterations,
                              result.solve_seconds, message, {"result": result, "network": self.network})
-
-    def solve_flat(self) -> dict:
-        result = self.solve_result()
-        return {**flatten(self.outputs(result)), "converged": bool(result.converged)}

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .errors import ModelError
 from .grid import Grid
-from .modelkind import Parameter, check_names, document_kind, flatten, resolve_document
+from .modelkind import Parameter, check_names, document_kind, resolve_document
 
 __all__ = ["target_from_document", "run_sweep", "sweep_chunks", "bottleneck", "ModelTarget", "CaseList",
            "DEFAULT_CHUNK"]
@@ -74,8 +74,7 @@ class ModelTarget:
         self._model(case)
 
     def solve_one(self, case: dict) -> dict:
-        solution = self._model(case).solve()
-        return {**flatten(solution.outputs), "converged": bool(solution.converged)}
+        return self._model(case).solve().flat()
 
     def solve_cases(self, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case (one row each); the kind's ``solve_batch`` if it has one."""

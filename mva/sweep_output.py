@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
+from .output import refuse_overwrite
 
 __all__ = ["SweepOutput", "fingerprint", "TABLE_LIMIT", "partial_paths"]
 
@@ -88,8 +89,7 @@ class SweepOutput:
             return
         self.final = Path(path)
         self.partial, self.state_file = partial_paths(path)
-        if self.final.exists() and not force:
-            raise ModelError("-o", f"{path} exists; pass --force to overwrite it")
+        refuse_overwrite(path, force, "-o")
         interrupted = self.state_file.exists() or self.partial.exists()
         if resume and interrupted:
             self._resume()

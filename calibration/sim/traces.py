@@ -34,7 +34,7 @@ from mva.jit import jit
 
 from mva.errors import ModelError
 
-__all__ = ["Chunk", "TraceError", "read_trace", "read_lackey", "read_din", "read_npz", "write_npz",
+__all__ = ["Chunk", "TraceError", "read_trace", "read_lackey", "read_din", "read_npz", "npz_length", "write_npz",
            "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE"]
 
 IFETCH, LOAD, STORE = 0, 1, 2
@@ -272,35 +272,57 @@ def _npz_member(zf: zipfile.ZipFile, name: str):
     return info
 
 
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceError(str(path), f"not a readable .npz trace ({exc})") from None
+
+
+def _open_array(path: Path, zf: zipfile.ZipFile, name: str):
+    """(file object at the data, dtype, length) of array ``name``, or None if absent;
+    TraceError for a corrupt member, a shape other than 1-D or a non-integer dtype."""
+    info = _npz_member(zf, name)
+    if info is None:
+        if name in ("op", "addr"):
+            raise TraceError(str(path), f"missing array {name!r} (an npz trace needs 'op' and 'addr')")
+        return None
+    try:
+        fh = _open_member(path, zf, info)
+        version = np.lib.format.read_magic(fh)
+        shape, fortran, dtype = _read_header(fh, version)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error) as exc:
+        raise TraceError(str(path), f"array {name!r} is unreadable (truncated or corrupt file: {exc})") from None
+    if len(shape) != 1:
+        fh.close()
+        raise TraceError(str(path), f"array {name!r} must be one-dimensional, has shape {shape}")
+    allowed = "biu" if name == "kernel" else "iu"
+    if dtype.kind not in allowed or dtype.hasobject:
+        fh.close()
+        raise TraceError(str(path), f"array {name!r} must hold integers{' or booleans' if name == 'kernel' else ''}, "
+                                    f"not {dtype}")
+    return fh, dtype, shape[0]
+
+
+def npz_length(path) -> int:
+    """References in an ``.npz`` trace (the length of its ``op`` array), from the header."""
+    path = Path(path)
+    with _open_zip(path) as zf:
+        fh, _, length = _open_array(path, zf, "op")
+        fh.close()
+    return int(length)
+
+
 def read_npz(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
     """Stream an ``.npz`` trace (arrays ``op``, ``addr``, optional ``size``, ``kernel``)."""
     path = Path(path)
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise TraceError(str(path), f"not a readable .npz trace ({exc})") from None
+    zf = _open_zip(path)
     with zf:
         members = {}
         for name in ("op", "addr", "size", "kernel"):
-            info = _npz_member(zf, name)
-            if info is None:
-                if name in ("op", "addr"):
-                    raise TraceError(str(path), f"missing array {name!r} (an npz trace needs 'op' and 'addr')")
-                continue
-            try:
-                fh = _open_member(path, zf, info)
-                version = np.lib.format.read_magic(fh)
-                shape, fortran, dtype = _read_header(fh, version)
-            except (zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error) as exc:
-                raise TraceError(str(path), f"array {name!r} is unreadable (truncated or corrupt file: {exc})") \
-                    from None
-            if len(shape) != 1:
-                raise TraceError(str(path), f"array {name!r} must be one-dimensional, has shape {shape}")
-            allowed = "biu" if name == "kernel" else "iu"
-            if dtype.kind not in allowed or dtype.hasobject:
-                raise TraceError(str(path), f"array {name!r} must hold integers{' or booleans' if name == 'kernel' else ''}, "
-                                            f"not {dtype}")
-            members[name] = (fh, dtype, shape[0])
+            opened = _open_array(path, zf, name)
+            if opened is not None:
+                members[name] = opened
         n = members["op"][2]
         for name, (_, _, length) in members.items():
             if length != n:

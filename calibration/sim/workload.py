@@ -34,7 +34,7 @@ import numpy as np
 
 from mva.errors import ModelError
 
-from .traces import Chunk, TraceError, _read_header, read_trace
+from .traces import Chunk, TraceError, npz_length, read_trace
 
 __all__ = ["SharedRange", "Process", "Workload", "read_manifest", "trace_workload"]
 
@@ -109,19 +109,9 @@ class Workload:
 
 
 def _trace_length(path: Path, fmt: str | None) -> int | None:
+    """References in a trace when its header says (npz); None for text traces."""
     if (fmt or "").lower() == "npz" or str(path).endswith(".npz"):
-        import zipfile
-        import zlib
-
-        try:
-            with zipfile.ZipFile(path) as zf:
-                name = "op.npy" if "op.npy" in zf.namelist() else "op"
-                with zf.open(name) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    shape, _, _ = _read_header(fh, version)
-        except (zipfile.BadZipFile, KeyError, EOFError, OSError, ValueError, zlib.error) as exc:
-            raise TraceError(str(path), f"not a readable .npz trace (truncated or corrupt: {exc})") from None
-        return int(shape[0]) if shape else 0
+        return npz_length(path)
     return None
 
 
