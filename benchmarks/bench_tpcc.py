@@ -1,4 +1,4 @@
-"""Solve-time benchmark of the seed-002 TPC-C SMP model (issue #4).
+"""Solve-time benchmark of the Du & Zhang (2001) TPC-C SMP model (issue #4).
 
 Run: python benchmarks/bench_tpcc.py [--repeats 7]
 

@@ -1,6 +1,6 @@
 """The CPU centre of the TPC-C model (Du & Zhang (2001), eq. 3.3-3.4) from the simulator.
 
-Seed 002 models the k processors with their caches and memory bus as a flow-equivalent
+Du & Zhang (2001) model the k processors with their caches and memory bus as a flow-equivalent
 service centre whose rate mu_k(j) (instructions per cycle with j runnable transactions)
 comes from its Fig. 5.  Here the shape of that function comes from simulator runs of the
 DB workload (Foglia, Giorgi & Prete (2004) Table 3): j database processes on k processors give the global
@@ -67,19 +67,16 @@ def cpu_rate_table(model, cpus: int, max_jobs: int = 8, references_per_job: int 
 
 
 def main(argv=None) -> int:
-    from models.tpcc_smp import TPCCSMP
-    from mva.files import read_document
-    from mva.modelkind import model_from_document
+    from models.tpcc_smp import TPCCSMP, data
 
     parser = argparse.ArgumentParser(prog="python -m calibration.cpu_centre", description=__doc__.splitlines()[0])
     parser.add_argument("--max-jobs", type=int, default=8)
     parser.add_argument("--references-per-job", type=int, default=1_000_000)
     args = parser.parse_args(argv)
-    from pathlib import Path
 
-    base = model_from_document(read_document(str(Path(__file__).resolve().parent.parent / "data" / "tpcc" / "c1.toml")))
-    assert isinstance(base, TPCCSMP)
-    paper = {1: 24.6, 2: 47.2, 3: 51.9, 4: 53.5}        # Du & Zhang (2001) Table 10 (data/tpcc/published_tpmc.csv)
+    base = TPCCSMP.from_values(data.configuration_values("C1"))
+    table10 = data.published_tpmc().query("table == 10")
+    paper = {int(c): float(t) for c, t in zip(table10.cpus, table10.tpmC)}     # Du & Zhang (2001) Table 10
     ref = gsp_by_jobs(1, 1, args.references_per_job)[0]
     print(f"CPU centre from the simulator (DB preset, {args.references_per_job:,} references per process); "
           f"GSP(1, 1) = {ref:.3f}")

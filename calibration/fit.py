@@ -212,7 +212,7 @@ class FitResult:
 
 
 def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.95, method=None,
-        options=None, loss: str = "linear", loss_scale: float = 0.1) -> FitResult:
+        options=None, loss: str = "linear", loss_scale: float = 0.1, documents: dict | None = None) -> FitResult:
     """Fit ``parameters`` (names, or (name, low, high) triples; ``name[k]`` for one list
     element) of the network or model document ``doc`` to ``observations``.
 
@@ -227,6 +227,9 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     published tables contradict each other.  Intervals then come from scipy's Gauss-Newton
     approximation of the robust cost and are rougher.  ``estimates.at_bound`` marks values
     that ended on a bound; their intervals treat them as free and mean little.
+
+    A ``file`` column names each row's model file, relative to the observation file;
+    ``documents`` (name to document) supplies them instead of reading files.
     """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
@@ -243,8 +246,11 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
         root = Path(observations).parent if not isinstance(observations, pd.DataFrame) else Path(".")
         targets = {}
         for name in dict.fromkeys(frame["file"]):
-            path = Path(name) if Path(name).is_absolute() else root / name
-            targets[name] = target_from_document(read_document(str(path)), method, options)
+            if documents is not None and name in documents:
+                document = documents[name]
+            else:
+                document = read_document(str(Path(name) if Path(name).is_absolute() else root / name))
+            targets[name] = target_from_document(document, method, options)
     elif doc is None:
         raise ModelError("fit", "give a model file or a 'file' column in the observations")
     row_target = list(frame["file"]) if "file" in frame.columns else [None] * len(frame)

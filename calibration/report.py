@@ -1,4 +1,4 @@
-"""Seed 000's qualitative findings on the EC-server preset, checked by simulation.
+"""Foglia, Giorgi & Prete's (2004) qualitative findings on the EC-server preset, checked by simulation.
 
 ``python -m calibration.report [--references N] [--workload ec-server] [--format json]``
 
@@ -129,7 +129,7 @@ def run_report(references: int = 130_000_000, workload: str = "ec-server", progr
 
 
 def format_report(report: dict) -> str:
-    lines = [f"Seed 000 findings on the {report['workload']} preset, {report['references']:,} references per run",
+    lines = [f"Foglia et al. (2004) findings on the {report['workload']} preset, {report['references']:,} references per run",
              ""]
     for f in report["findings"]:
         lines.append(f"[{'holds' if f['holds'] else 'DOES NOT HOLD'}] {f['finding']}")

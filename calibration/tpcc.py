@@ -1,8 +1,9 @@
-"""Seed 002's TPC-C model calibrated on the paper's Tables 10 and 12, judged on the rest.
+"""The TPC-C model of Du & Zhang (2001), calibrated on the paper's Tables 10 and 12, judged on the rest.
 
 :func:`calibrate` fits named unknowns of the model (:mod:`models.tpcc_smp`) to
-``data/tpcc/calibration_observations.csv`` (Table 10: tpmC of C1 with 1-4 CPUs; Table 12:
-device utilisations of C2-C6) with :func:`calibration.fit.fit`, then solves every
+:func:`observations` (Table 10: tpmC of C1 with 1-4 CPUs; Table 12: device utilisations of
+C2-C6, read from the model's packaged tables; ``data/tpcc/calibration_observations.csv``
+is the same table for ``mva calibrate``) with :func:`calibration.fit.fit`, then solves every
 published case with the fitted values and reports the held-out errors: tpmC of Tables 11
 and 13-17 (relative) and utilisations of Tables 11 and 18 (percentage points), plus the
 paper's five qualitative conclusions (:func:`models.tpcc_smp.report.reproduce`).
@@ -24,16 +25,14 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .fit import FitResult, fit
 
-__all__ = ["OBSERVATIONS", "UNKNOWNS", "TPCCCalibration", "calibrate", "one_cpu_bound", "main"]
+__all__ = ["observations", "UNKNOWNS", "TPCCCalibration", "calibrate", "one_cpu_bound", "main"]
 
-OBSERVATIONS = Path(__file__).resolve().parents[1] / "data" / "tpcc" / "calibration_observations.csv"
 
 #: The default unknowns and their bounds: the cycles per instruction (the speed of the CPU
 #: centre, which Table 10 measures) and the effective disk visits per transaction (the disk
@@ -72,15 +71,45 @@ class TPCCCalibration:
                 "conclusions": len(self.conclusions)}
 
 
+def observations() -> tuple[pd.DataFrame, dict]:
+    """Tables 10 and 12 as a calibration table and its model documents.
+
+    One row per operating point: ``file`` names a configuration (C1..C6), ``cpus`` is
+    Table 10's CPU count, and the observed columns are ``tpmC`` and ``utilization.DEVICE``
+    (fractions; the paper's disk numbers renamed to the model's by
+    :func:`models.tpcc_smp.report.model_device`).  The documents are the configurations'
+    model files (``{name: document}``), built from Table 9 and the mappings.
+    """
+    from models.tpcc_smp import data
+    from models.tpcc_smp.report import model_device
+
+    tpmc = data.published_tpmc().query("table == 10")
+    rows = [{"file": "C1", "cpus": float(r.cpus), "tpmC": float(r.tpmC)} for r in tpmc.itertuples()]
+    utilization = data.published_utilization().query("table == 12")
+    for name, group in utilization.groupby("configuration", sort=False):
+        row = {"file": name}
+        for r in group.itertuples():
+            device = model_device(r.device, int(r.disks), int(r.io_buses))
+            row[f"utilization.{device}"] = float(r.utilization_percent) / 100.0
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    documents = {name: {"kind": "tpcc_smp", "name": name, **data.configuration_values(name)}
+                 for name in dict.fromkeys(frame["file"])}
+    return frame, documents
+
+
 def calibrate(unknowns=UNKNOWNS, loss: str = "linear", loss_scale: float = 0.1,
-              observations=OBSERVATIONS) -> TPCCCalibration:
+              observed=None) -> TPCCCalibration:
     """Fit ``unknowns`` (``NAME=LOW:HIGH`` strings) on Tables 10 and 12, then solve every
     published case with the fitted values.  ``loss`` is scipy's (``linear`` = least
     squares; ``soft_l1``, ``huber``, ``cauchy``, ``arctan`` down-weight rows the model
-    cannot meet), ``loss_scale`` the relative residual where that starts."""
+    cannot meet), ``loss_scale`` the relative residual where that starts.  ``observed``
+    is a calibration table (a CSV path whose ``file`` column names model files) to use
+    instead of :func:`observations`."""
     from models.tpcc_smp.report import reproduce
 
-    result = fit(None, observations, list(unknowns), loss=loss, loss_scale=loss_scale)
+    frame, documents = observations() if observed is None else (observed, None)
+    result = fit(None, frame, list(unknowns), loss=loss, loss_scale=loss_scale, documents=documents)
     rep = reproduce(result.values, classes=False)
     return TPCCCalibration(result, rep.tpmc, rep.utilization, rep.conclusions)
 

@@ -1,1 +1,1 @@
-"""Models built on `mva` (TPC-C SMP of seed 002 first). The library never imports this package."""
+"""Models built on `mva` (the TPC-C SMP of Du & Zhang 2001 first). The library never imports this package."""

@@ -8,7 +8,7 @@ customers.  The replacement is exact for product-form networks (Chandy, Herzog &
 theorem for queueing networks) and is the standard flow-equivalent service centre (FESC)
 of Lazowska et al., *Quantitative System Performance*, 1984, ch. 8.
 
-This is general library code: any subnetwork, any station kinds.  Seed 002 uses it for
+This is general library code: any subnetwork, any station kinds.  Du & Zhang (2001) use it for
 its CPU centre (eq. 3.3-3.4): k CPUs with their caches and the memory they stall on.
 """
 from __future__ import annotations

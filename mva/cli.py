@@ -40,7 +40,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(ExitCode.INPUT_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _format_table(net_name: str, path: str, result) -> str:
+def _headed(name: str, units: dict) -> str:
+    """``name [unit]`` for a table header (``name`` alone when it has no unit)."""
+    return f"{name} [{units[name]}]" if units.get(name) else name
+
+
+def _format_table(net_name: str, path: str, result, time_unit: str = "time unit") -> str:
     out = io.StringIO()
     title = net_name or os.path.basename(path)
     out.write(f"{title}  (method: {result.method}, solve time {result.solve_seconds * 1e3:.3f} ms)\n")
@@ -52,15 +57,19 @@ def _format_table(net_name: str, path: str, result) -> str:
         out.write(f"{'WARNING: ' if result.accuracy.startswith('unreliable') else ''}accuracy: {result.accuracy}\n")
     name_w = max(8, *(len(s) for s in result.stations))
     cls_w = max(8, *(len(c) for c in result.classes))
-    out.write(f"\n{'class':<{cls_w}}  {'throughput':>14}  {'response_time':>14}\n")
+    heads = (f"throughput [1/{time_unit}]", f"response_time [{time_unit}]")
+    x_w, r_w = (max(14, len(h)) for h in heads)
+    out.write(f"\n{'class':<{cls_w}}  {heads[0]:>{x_w}}  {heads[1]:>{r_w}}\n")
     for c, cls in enumerate(result.classes):
-        out.write(f"{cls:<{cls_w}}  {result.throughput[c]:>14.6g}  {result.response_time[c]:>14.6g}\n")
+        out.write(f"{cls:<{cls_w}}  {result.throughput[c]:>{x_w}.6g}  {result.response_time[c]:>{r_w}.6g}\n")
+    residence = f"residence_time [{time_unit}]"
+    res_w = max(14, len(residence))
     out.write(f"\n{'station':<{name_w}}  {'class':<{cls_w}}  {'utilization':>12}  {'queue_length':>13}  "
-              f"{'residence_time':>14}\n")
+              f"{residence:>{res_w}}\n")
     for k, st in enumerate(result.stations):
         for c, cls in enumerate(result.classes):
             out.write(f"{st:<{name_w}}  {cls:<{cls_w}}  {result.utilization[k, c]:>12.6g}  "
-                      f"{result.queue_length[k, c]:>13.6g}  {result.residence_time[k, c]:>14.6g}\n")
+                      f"{result.queue_length[k, c]:>13.6g}  {result.residence_time[k, c]:>{res_w}.6g}\n")
     return out.getvalue()
 
 
@@ -78,7 +87,7 @@ def _format_model_table(path: str, solution) -> str:
               f"solve time {solution.solve_seconds * 1e3:.3f} ms)\n")
     if not solution.converged:
         out.write(f"WARNING: {solution.message or 'not converged'}\n")
-    scalars = [(k, v) for k, v in o.items() if not isinstance(v, dict)]
+    scalars = [(_headed(k, solution.units), v) for k, v in o.items() if not isinstance(v, dict)]
     width = max(len(k) for k, _ in scalars)
     out.write("\n")
     for key, value in scalars:
@@ -86,7 +95,7 @@ def _format_model_table(path: str, solution) -> str:
     for group, values in o.items():
         if isinstance(values, dict) and values:
             w = max(8, *(len(k) for k in values))
-            out.write(f"\n{group:<{w}}\n")
+            out.write(f"\n{_headed(group, solution.units)}\n")
             for key, value in values.items():
                 out.write(f"  {key:<{w}}  {value:>12.6g}\n")
     util = o.get("utilization")
@@ -205,7 +214,7 @@ def _cmd_what_if(args, solver, overrides) -> int:
     chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
     key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
     out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
-    kept, met, unconverged = [], None, 0
+    kept, met = [], None
     keep = list(sweeps) + [target.main_output]
     done = min(len(grid), out.first_chunk * out.chunk_size)
     bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False)
@@ -222,8 +231,6 @@ def _cmd_what_if(args, solver, overrides) -> int:
                     raise KeyboardInterrupt
                 done += len(frame)
                 bar.update(len(frame))
-                if "converged" in frame:
-                    unconverged += int((~frame["converged"].astype(bool)).sum())
                 if args.plot:
                     kept.append(frame[[c for c in keep if c in frame]])
                 if args.target and met is None:
@@ -248,9 +255,9 @@ def _cmd_what_if(args, solver, overrides) -> int:
             chosen = ", ".join(f"{n}={met[n]}" for n in sweeps)
             print(f"mva: target {args.target}: first case meeting it: {chosen} "
                   f"({target.main_output} {met[target.main_output]:.6g})", file=sys.stderr)
-    if unconverged:
-        print(f"mva: warning: {unconverged} case(s) did not converge", file=sys.stderr)
-    return ExitCode.NOT_CONVERGED if (args.strict and unconverged) else ExitCode.OK
+    if out.unconverged:
+        print(f"mva: warning: {out.unconverged} case(s) did not converge", file=sys.stderr)
+    return ExitCode.NOT_CONVERGED if (args.strict and out.unconverged) else ExitCode.OK
 
 
 def _cmd_solve(args) -> int:
@@ -293,12 +300,14 @@ def _cmd_solve(args) -> int:
             else:
                 network, result = payload.extras["network"], payload.extras["result"]
                 if args.format == "json":
-                    record = {"file": path, "network": network.name, **result.to_dict()}
+                    record = {"file": path, "network": network.name,
+                              "time_unit": payload.units.get("response_time", "time unit"), **result.to_dict()}
                     out.write(json.dumps(record) + "\n")
                 elif args.format == "csv":
                     out.write(_format_csv(path, result, len(results) > 1, header=first["network"]))
                 else:
-                    out.write(("\n" if i else "") + _format_table(network.name, path, result))
+                    time_unit = payload.units.get("response_time", "time unit")
+                    out.write(("\n" if i else "") + _format_table(network.name, path, result, time_unit))
                 first["network"] = False
     finally:
         if close:

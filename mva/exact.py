@@ -7,7 +7,7 @@ load-dependent (FESC) stations through their marginal queue-length probabilities
 (Reiser, "Mean-value analysis and convolution method for queue-dependent servers in
 closed queueing networks", Performance Evaluation 1(1):7-18, 1981).
 
-Numerical stability.  The textbook load-dependent recursion (also seed 002, eq. 3.4)
+Numerical stability.  The textbook load-dependent recursion (also Du & Zhang 2001, eq. 3.4)
 computes p(0|n) = 1 - sum_{j>=1} p(j|n).  Near saturation p(0|n) is tiny and the
 subtraction cancels: the error is re-injected at every population step and amplified by
 X(n) D / alpha(j) > 1 at low j, until probabilities go negative.  Here p(0|n) comes from

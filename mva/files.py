@@ -4,6 +4,7 @@ Format (TOML; JSON has the same structure, ``{"network": {...}, "station": [...]
 
     [network]
     name = "two-class example"
+    time_unit = "s"             # the unit of every time below (a label for reports)
     classes = ["oltp", "batch"]
     population = [20, 4]        # closed classes (0 for an open class)
     think_time = [5.0, 0.0]     # per class, at the terminals
@@ -16,7 +17,10 @@ Format (TOML; JSON has the same structure, ``{"network": {...}, "station": [...]
     # servers = 4               # type = "multi"
     # capacity = [1.0, 1.9]     # type = "ld": alpha(1), alpha(2), ...
 
-Unknown keys are errors (a typo must not silently fall back to a default).
+Unknown keys are errors (a typo must not silently fall back to a default).  The solvers
+are unit-agnostic: demands, think times and arrival rates only need one time unit, which
+``time_unit`` names for the headers of reports (``throughput [1/s]``); without it they
+say ``time unit``.
 """
 from __future__ import annotations
 
@@ -32,9 +36,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["load_network", "read_document", "network_from_dict"]
+__all__ = ["load_network", "read_document", "network_from_dict", "time_unit"]
 
-NETWORK_KEYS = ("name", "classes", "population", "think_time", "arrival_rate")
+#: What reports call the time unit of a network file that does not name one.
+DEFAULT_TIME_UNIT = "time unit"
+
+NETWORK_KEYS = ("name", "time_unit", "classes", "population", "think_time", "arrival_rate")
 STATION_KEYS = ("name", "type", "demand", "servers", "capacity")
 
 
@@ -89,11 +96,21 @@ def _check_keys(table: dict, allowed, where: str):
         raise ModelError(f"{where}.{unknown[0]}", f"unknown key; valid keys: {', '.join(allowed)}")
 
 
+def time_unit(head) -> str:
+    """The ``time_unit`` of a network file's ``[network]`` table (a non-empty string), or
+    :data:`DEFAULT_TIME_UNIT`."""
+    unit = head.get("time_unit", DEFAULT_TIME_UNIT) if isinstance(head, dict) else DEFAULT_TIME_UNIT
+    if not isinstance(unit, str) or not unit.strip():
+        raise ModelError("network.time_unit", f"must be a non-empty string such as \"s\" or \"ms\", got {unit!r}")
+    return unit.strip()
+
+
 def network_from_dict(doc: dict) -> Network:
     """Build a :class:`Network` from the parsed structure of a network file."""
     _check_keys(doc, ("network", "station"), "file")
     head = doc.get("network", {})
     _check_keys(head, NETWORK_KEYS, "network")
+    time_unit(head)
     stations_raw = doc.get("station")
     if stations_raw is None or (isinstance(stations_raw, list) and len(stations_raw) == 0):
         raise ModelError("station", "the network has no stations")

@@ -78,6 +78,9 @@ class ModelSolution:
 
     ``outputs`` holds scalars and, under ``"utilization"``, a ``{device: value}`` dict.
     A fixed point that did not converge has ``converged=False`` and a ``message``.
+    ``units`` gives the unit of an output or group by its name (``{"tpmC": "tpmC",
+    "response_time": "s"}``), for the headers of reports; a name without one is a pure
+    number (utilisations are fractions).
     """
 
     model: str
@@ -88,14 +91,15 @@ class ModelSolution:
     solve_seconds: float = 0.0
     message: str = ""
     extras: dict = field(default_factory=dict, repr=False)
+    units: dict = field(default_factory=dict)
 
     def flat(self) -> dict:
         """The outputs by dotted name (``utilization.cpu``), then ``converged``: one row of a sweep."""
         return {**flatten(self.outputs), "converged": bool(self.converged)}
 
     def to_dict(self) -> dict:
-        """JSON-ready ``{"model", "kind", "outputs", "converged", ...}``."""
-        return {"model": self.model, "kind": self.kind, "outputs": self.outputs,
+        """JSON-ready ``{"model", "kind", "outputs", "units", "converged", ...}``."""
+        return {"model": self.model, "kind": self.kind, "outputs": self.outputs, "units": self.units,
                 "converged": self.converged, "iterations": self.iterations,
                 "solve_seconds": self.solve_seconds, "message": self.message}
 

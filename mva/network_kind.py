@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
+from .files import time_unit
 from .modelkind import ModelSolution, Parameter, hashable, resolve_values
 
 __all__ = ["NetworkKind", "NetworkModel"]
@@ -47,6 +48,7 @@ class NetworkKind:
         self.name = doc.get("name") or head.get("name", "")
         if not isinstance(self.name, str):
             raise ModelError("network.name", f"must be a string, got {self.name!r}")
+        self.time_unit = time_unit(head)
         self._parameters = self._read_parameters(head)
 
     @classmethod
@@ -56,9 +58,10 @@ class NetworkKind:
 
     def _read_parameters(self, head):
         params = []
+        unit_of_time = self.time_unit
         for key, unit, what in (("population", "customers", "closed population per class"),
-                                ("think_time", "time unit", "think time per class"),
-                                ("arrival_rate", "1/time unit", "open arrival rate per class")):
+                                ("think_time", unit_of_time, "think time per class"),
+                                ("arrival_rate", f"1/{unit_of_time}", "open arrival rate per class")):
             if key in head or key in ("population", "think_time"):
                 params.append(Parameter(f"network.{key}", head.get(key, 0), unit, what))
         stations = self.doc.get("station", [])
@@ -68,7 +71,7 @@ class NetworkKind:
             name = st["name"]
             if not isinstance(name, str) or not name:
                 raise ModelError(f"station[{i}].name", f"must be a non-empty string, got {name!r}")
-            params.append(Parameter(f"station.{name}.demand", st.get("demand"), "time unit",
+            params.append(Parameter(f"station.{name}.demand", st.get("demand"), unit_of_time,
                                     f"service demand per class at {name}"))
             if st.get("type") == "multi":
                 params.append(Parameter(f"station.{name}.servers", st.get("servers", 1), "servers",
@@ -111,7 +114,7 @@ class NetworkKind:
         changed = {p.name: resolved[p.name] for p in self._parameters
                    if p.name in values and hashable(resolved[p.name]) != hashable(p.default)}
         network = network_from_dict(self.document(changed))
-        return NetworkModel(network, name or self.name, self.method, self.options)
+        return NetworkModel(network, name or self.name, self.method, self.options, self.time_unit)
 
     @property
     def _exact(self) -> bool:
@@ -197,11 +200,18 @@ class NetworkModel:
 
     kind = "network"
 
-    def __init__(self, network, name: str, method: str, options: dict):
+    def __init__(self, network, name: str, method: str, options: dict, time_unit: str = "time unit"):
         self.network = network
         self.name = name
         self.method = method
         self.options = options
+        self.time_unit = time_unit
+
+    def units(self, outputs: dict) -> dict:
+        """The unit of each output: throughputs per time unit, response times in it."""
+        unit = self.time_unit
+        return {name: f"1/{unit}" if name.startswith("throughput") else unit
+                for name in outputs if name.startswith(("throughput", "response_time"))}
 
     def solve_result(self):
         """The full :class:`~mva.result.Result` (per class and station)."""
@@ -225,5 +235,7 @@ class NetworkModel:
         """The solution; ``extras["result"]`` holds the full per-class, per-station result."""
         result = self.solve_result()
         message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
-        return ModelSolution(self.name, self.kind, self.outputs(result), bool(result.converged), result.iterations,
-                             result.solve_seconds, message, {"result": result, "network": self.network})
+        outputs = self.outputs(result)
+        return ModelSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
+                             result.solve_seconds, message, {"result": result, "network": self.network},
+                             self.units(outputs))

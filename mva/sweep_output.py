@@ -77,6 +77,7 @@ class SweepOutput:
         self.key = key
         self.chunk_size = chunk_size
         self.first_chunk = 0
+        self.unconverged = 0        # cases written with converged = False, resumed chunks included
         self.table_frames = []
         self.header = None
         self.to_stdout = path is None or path == "-"
@@ -128,6 +129,7 @@ class SweepOutput:
         self.chunk_size = int(state["chunk_size"])
         self.first_chunk = done
         self.header = state.get("header")
+        self.unconverged = int(state.get("unconverged", 0))
         if self.fmt == "parquet":
             for part in self.partial.glob("part-*.parquet"):
                 if int(part.stem.split("-")[1]) >= done:
@@ -141,7 +143,7 @@ class SweepOutput:
     def _save_state(self, chunks: int, size: int):
         tmp = self.state_file.with_name(self.state_file.name + ".tmp")
         tmp.write_text(json.dumps({"key": self.key, "chunk_size": self.chunk_size, "chunks": chunks,
-                                   "bytes": size, "header": self.header}))
+                                   "bytes": size, "header": self.header, "unconverged": self.unconverged}))
         os.replace(tmp, self.state_file)
 
     def _remove_partial(self):
@@ -161,6 +163,8 @@ class SweepOutput:
             self.header = list(map(str, frame.columns))
         elif list(map(str, frame.columns)) != self.header:    # a later chunk with other outputs
             frame = frame.reindex(columns=self.header)
+        if "converged" in frame:
+            self.unconverged += int((~frame["converged"].astype(bool)).sum())
         if self.fmt == "table":
             self.table_frames.append(frame)
             if sum(len(f) for f in self.table_frames) > TABLE_LIMIT:

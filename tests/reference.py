@@ -4,7 +4,7 @@
   small closed (or mixed) network (BCMP, 1975): G(N) = sum over states of prod_k f_k(n_k).
 * :func:`convolution_throughput` — Buzen's convolution for one class, in log space so
   that N = 10,000 neither overflows nor loses precision.
-* :func:`naive_ld_mva` — seed 002's eq. 3.3-3.4 as written (p(0|n) = 1 - sum), kept to
+* :func:`naive_ld_mva` — Du & Zhang (2001)'s eq. 3.3-3.4 as written (p(0|n) = 1 - sum), kept to
   show its failure.
 * :func:`erlang_c` — the Erlang C formula, for open multi-server stations.
 """
@@ -161,7 +161,7 @@ def convolution_throughput(stations, N, think=0.0):
 
 
 def naive_ld_mva(demands, capacities, N, think=0.0):
-    """Seed 002 eq. 3.3-3.4 verbatim: marginals with p(0|n) = 1 - sum_{j>=1} p(j|n).
+    """Du & Zhang (2001) eq. 3.3-3.4 verbatim: marginals with p(0|n) = 1 - sum_{j>=1} p(j|n).
 
     ``demands``: list of demands of load-independent queues; ``capacities``: alpha(1..)
     for one load-dependent station of demand 1 (the last entry holds beyond the list).

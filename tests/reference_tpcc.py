@@ -1,4 +1,4 @@
-"""An independent re-computation of the seed-002 TPC-C model, for the tests.
+"""An independent re-computation of the TPC-C model of Du & Zhang (2001), for the tests.
 
 Plain Python (no numpy, no `mva`, no `models`): reads the CSVs with the csv module, works
 in cycles (the model works in seconds), combines disks by enumerating the 2^D busy sets
@@ -10,7 +10,7 @@ import csv
 import itertools
 import os
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "data", "tpcc")
+DATA = os.path.join(os.path.dirname(__file__), "..", "models", "tpcc_smp", "tables")
 
 
 def _rows(name):

@@ -310,3 +310,28 @@ def test_tpcc_calibration_on_tables_10_and_12(capsys):
     assert main(["--fit", "cpu.cpi=0.2:20", "--fit", "workload.disk_visit_scale=0.001:1"]) == 0
     out = capsys.readouterr().out
     assert "held out" in out and "at most" in out and "cpu.cpi" in out
+
+
+def test_tpcc_example_files_agree_with_the_packaged_tables():
+    """data/tpcc/ (the examples users run) and the tables the package ships say the same."""
+    from calibration.tpcc import observations
+    from models.tpcc_smp import data
+    from mva.files import read_document
+    from mva.modelkind import flatten_document
+
+    frame, documents = observations()
+    for name in (f"C{i}" for i in range(1, 10)):
+        shipped = flatten_document(read_document(f"data/tpcc/{name.lower()}.toml"))
+        expected = data.configuration_values(name)
+        assert {k: shipped[k] for k in ("cpus", "io_buses", "disks")} == \
+            {k: expected[k] for k in ("cpus", "io_buses", "disks")}, name
+        assert tuple(shipped["mapping.table_to_disk"]) == expected["mapping.table_to_disk"], name
+    example = pd.read_csv("data/tpcc/calibration_observations.csv")
+    example["file"] = example["file"].str.replace(".toml", "").str.upper()
+    assert len(example) == len(frame) and set(example.columns) == set(frame.columns)
+    for _, row in example.iterrows():
+        match = frame[(frame.file == row.file) & ((frame.cpus == row.cpus) | (frame.cpus.isna() & np.isnan(row.cpus)))]
+        assert len(match) == 1, (row.file, row.cpus)
+        for column in example.columns.drop(["file", "cpus"]):
+            assert match[column].iloc[0] == pytest.approx(row[column], nan_ok=True), (row.file, column)
+    assert set(documents) == set(frame.file)

@@ -92,3 +92,48 @@ def test_bad_method_options_are_one_line_and_status_2(args, message, capsys):
     assert main(["solve", TOML, *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_tables_label_numbers_with_the_files_time_unit(tmp_path, capsys):
+    """A network file's time_unit heads the throughput and time columns and the parameter
+    units; without it the label says 'time unit'; a bad one is a one-line error."""
+    text = open(os.path.join(EXAMPLES, "two-class.toml")).read()
+    assert 'time_unit = "s"' in text
+    assert main(["solve", os.path.join(EXAMPLES, "two-class.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "throughput [1/s]" in out and "response_time [s]" in out and "residence_time [s]" in out
+    ms = tmp_path / "ms.toml"
+    ms.write_text(text.replace('time_unit = "s"', 'time_unit = "ms"'))
+    assert main(["solve", str(ms)]) == 0
+    assert "throughput [1/ms]" in capsys.readouterr().out
+    assert main(["solve", str(ms), "--list-parameters"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[3:] if line.strip()}
+    assert "  ms  " in rows["station.cpu.demand"] and "  1/ms  " not in rows["station.cpu.demand"]
+    assert "  customers  " in rows["network.population"]
+    bare = tmp_path / "bare.toml"
+    bare.write_text(text.replace('time_unit = "s"', ""))
+    assert main(["solve", str(bare), "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)             # JSON keeps the bare names
+    assert record["throughput"] and record["time_unit"] == "time unit"
+    assert main(["solve", str(bare)]) == 0
+    assert "throughput [1/time unit]" in capsys.readouterr().out
+    bad = tmp_path / "bad.toml"
+    for value in ("1", '""'):
+        bad.write_text(text.replace('time_unit = "s"', f"time_unit = {value}"))
+        assert main(["solve", str(bad)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "network.time_unit" in err and "non-empty string" in err
+
+
+def test_model_tables_label_outputs_with_units(capsys):
+    tpcc = os.path.join(EXAMPLES, "..", "tpcc", "c2.toml")
+    assert main(["solve", tpcc]) == 0
+    out = capsys.readouterr().out
+    for head in ("tpmC [New-Order/min]", "throughput [transactions/s]", "response_time [s]", "residence_time [s]"):
+        assert head in out
+    assert main(["solve", tpcc, "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["units"]["tpmC"] == "New-Order/min" and "tpmC" in record["outputs"]
+    assert main(["solve", os.path.join(EXAMPLES, "shared-bus.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "stall_per_reference [cycles]" in out and "throughput [references/cycle]" in out

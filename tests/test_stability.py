@@ -23,7 +23,7 @@ def _reference(capacity, population=N):
 
 
 def test_naive_formulation_fails_at_large_population():
-    """Seed 002 eq. 3.4 (p(0|n) = 1 - sum) breaks down: negative probabilities and a
+    """Du & Zhang (2001) eq. 3.4 (p(0|n) = 1 - sum) breaks down: negative probabilities and a
     throughput that is not even positive, where the network is saturated at the FESC."""
     x_naive, worst_probability = naive_ld_mva(QUEUES, FESC, N, THINK)
     x_ref = _reference(FESC)

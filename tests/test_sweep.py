@@ -366,3 +366,26 @@ def test_an_interrupted_sweep_leaves_no_output_and_resumes_to_the_same_bytes(tmp
     assert resumed.returncode == 0, resumed.stderr
     assert out.read_bytes() == whole.read_bytes()
     assert not state.exists() and not (tmp_path / ".out.csv.partial").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_unconverged_cases_are_counted_across_a_resume(tmp_path, fmt):
+    """The count of unconverged cases after --resume covers the chunks written before the
+    interruption too (it is kept in the state file)."""
+    from mva.sweep_output import SweepOutput
+
+    def chunk(flags):
+        return pd.DataFrame({"x": np.arange(len(flags), dtype=float), "converged": flags})
+
+    path = str(tmp_path / f"out.{fmt}")
+    first = SweepOutput(path, fmt, "key", 3)
+    first.write(0, chunk([True, False, False]))
+    first.write(1, chunk([True, True, True]))
+    first.close()                                    # interrupted: no finish()
+    assert first.unconverged == 2
+    resumed = SweepOutput(path, fmt, "key", 3, resume=True)
+    assert resumed.first_chunk == 2 and resumed.unconverged == 2
+    resumed.write(2, chunk([False, True, True]))
+    resumed.finish()
+    resumed.close()
+    assert resumed.unconverged == 3

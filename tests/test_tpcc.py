@@ -1,4 +1,4 @@
-"""The TPC-C SMP model of seed 002: equations by hand, the whole model against an independent
+"""The TPC-C SMP model of Du & Zhang (2001): equations by hand, the whole model against an independent
 re-computation, Norton aggregation against the full network, invariants, files and errors."""
 import json
 import math

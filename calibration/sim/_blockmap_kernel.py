@@ -57,7 +57,7 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
     process's shared ranges by (range tag, offset page), so every sharer reaches the same
     physical page.  The first touch of a page draws its physical page number from a
     seeded bijection of the page's first-touch index (sequential virtual pages land on
-    non-sequential physical pages, seed 000 §4); with ``identity_pages`` physical = virtual
+    non-sequential physical pages, Foglia et al. 2004, §4); with ``identity_pages`` physical = virtual
     (to compare with uniprocessor simulators).  ``counts`` = [blocks, pages] so far.
     Tables and per-block arrays must have room (the driver grows them).
     """

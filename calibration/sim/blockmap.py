@@ -5,7 +5,7 @@ Every (process or shared range, virtual block) gets a dense id the first time it
 seen, so per-block state lives in flat arrays.  Private addresses are keyed by process,
 addresses in a process's shared ranges by range, so sharers meet on one block and
 copy-on-write look-alikes (the same virtual address in two processes, outside any shared
-range) stay apart.  Physical pages: a seeded scatter of first-touch order (seed 000 §4:
+range) stay apart.  Physical pages: a seeded scatter of first-touch order (Foglia et al. 2004, §4:
 sequential virtual pages on non-sequential physical pages) or the identity.
 """
 from __future__ import annotations

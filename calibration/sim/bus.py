@@ -1,13 +1,13 @@
-"""The trace-driven shared-bus multiprocessor simulator (seed 000 §4).
+"""The trace-driven shared-bus multiprocessor simulator (Foglia et al. 2004, §4).
 
 :func:`simulate` runs a :class:`~calibration.workload.Workload` on P processors with
 private caches (size, block, associativity; LRU; write-back; write-allocate) kept
 coherent by MESI, AMSD or PSCR (:mod:`calibration.protocols`) over a shared bus with
-seed 000 Table 4 costs, schedules processes in time slices (random or cache-affinity),
+Foglia et al. 2004, Table 4 costs, schedules processes in time slices (random or cache-affinity),
 translates virtual to physical pages, and classifies every miss and coherence
 transaction (COHERENCE_SPEC §5).  It returns a :class:`SimulationResult`: miss rate and
 breakdown, coherence transactions per 100 references, bus and processor utilisation and
-the global system power GSP = sum of processor utilisations (seed 000 §4).
+the global system power GSP = sum of processor utilisations (Foglia et al. 2004, §4).
 
 The hot loop is compiled (:mod:`calibration.sim._bus_kernel`); traces are streamed
 through per-process buffers (:class:`~calibration.sim.machine.ReferenceStream`), so a run
@@ -33,7 +33,7 @@ __all__ = ["SimulatorConfig", "SimulationResult", "simulate", "bus_costs", "Cohe
 def bus_costs(block: int) -> dict:
     """Costs in CPU cycles for a block of ``block`` bytes.
 
-    Bus transactions: seed 000 Table 4 (32-256 bytes), extended by its exact linear fit
+    Bus transactions: Foglia et al. 2004, Table 4 (32-256 bytes), extended by its exact linear fit
     (memory-to-cache 64 + B/8, cache-to-cache 8 + B/8, update-block 4 + B/8;
     COHERENCE_SPEC §1.3).  ``cpu``: processor cycles per reference when it hits.  Table 4
     gives 2 cycles for the read/write operation itself; the default 5 [REC] also counts
@@ -49,13 +49,13 @@ def bus_costs(block: int) -> dict:
 @dataclass(frozen=True)
 class SimulatorConfig:
     """One machine.  Sizes in bytes (``cache`` also accepts ``"2MiB"``), times in CPU
-    cycles, ``time_slice`` in references (seed 000: about 200,000).
+    cycles, ``time_slice`` in references (Foglia et al. (2004): about 200,000).
 
     ``affinity`` is the cache-affinity scheduler's preference for a process that last
     ran on the free processor, in time slices of waiting it is worth.  ``references``:
     run length (default: the workload's).  ``check`` turns on the coherence checker.
     ``pages``: ``random`` maps sequential virtual pages to scattered physical pages
-    (seed 000 §4); ``identity`` uses virtual addresses as physical ones.
+    (Foglia et al. 2004, §4); ``identity`` uses virtual addresses as physical ones.
     ``costs`` overrides :func:`bus_costs` entries.
     """
 
@@ -160,12 +160,12 @@ class SimulationResult:
 
     @property
     def processor_utilization(self) -> np.ndarray:
-        """U_i = (T - T_delay,i) / T, with idle time counted as not useful (seed 000 §4)."""
+        """U_i = (T - T_delay,i) / T, with idle time counted as not useful (Foglia et al. 2004, §4)."""
         return self.busy / max(self.cycles, 1)
 
     @property
     def gsp(self) -> float:
-        """Global system power: the sum of processor utilisations (seed 000 §4)."""
+        """Global system power: the sum of processor utilisations (Foglia et al. 2004, §4)."""
         return float(self.processor_utilization.sum())
 
     @property

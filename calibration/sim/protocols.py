@@ -10,12 +10,12 @@ that the simulator kernel indexes; the kernel itself knows no protocol.
   whether this cache supplies the block, whether memory is updated from it, and what
   kind of invalidation (coherence or PSCR selective) removes the copy``.
 
-Sources: MESI as the Pentium Pro flavour (Shanley 1999, seed 000 ref. [45]; only a dirty
+Sources: MESI as the Pentium Pro flavour (Shanley 1999, Foglia et al. 2004, ref. [45]; only a dirty
 holder supplies cache-to-cache, memory updated when ``M`` supplies a read);
 AMSD after Cox & Fowler 1993 / Stenström et al. 1993 with the bus-side state set of
 COHERENCE_SPEC §3.2 (``S2``, ``MC``, ``MD``: our reconstruction); PSCR after Giorgi &
 Prete 1999 as the Dragon-with-Invalid write-update set plus the selective-invalidation
-(``PRIV``) line of seed 000 §2 (COHERENCE_SPEC §4, reconstructed).
+(``PRIV``) line of Foglia et al. 2004, §2 (COHERENCE_SPEC §4, reconstructed).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ TRANSACTIONS = ("none", "read-block", "read-and-invalidate-block", "invalidate",
 # Snoop response lines (bit mask): SHARED, dirty intervention (cache supplies), migratory.
 SH, DI, MIG = 1, 2, 4
 
-# Invalidation kinds kept with a tag that lost its data (seed 000 §4 invalidation miss).
+# Invalidation kinds kept with a tag that lost its data (Foglia et al. 2004, §4 invalidation miss).
 INV_NONE, INV_COHERENCE, INV_SELECTIVE = 0, 1, 2
 
 WRITABLE = np.zeros(N_STATES, dtype=np.bool_)   # may be written without a bus transaction

@@ -1,4 +1,4 @@
-"""Trace and workload statistics in the form of seed 000 Tables 1-3.
+"""Trace and workload statistics in the form of Foglia et al. 2004, Tables 1-3.
 
 For each process and for the whole workload: references, distinct blocks (32 bytes by
 default), code share (instruction fetches), data share and data-write share, shared
@@ -23,7 +23,7 @@ STAT_COLUMNS = ("processes", "references", "distinct_blocks", "code", "data", "d
 
 
 def workload_statistics(workload: Workload, block: int = 32, per_process: bool = False) -> dict:
-    """Seed 000 Table 1-3 statistics of ``workload`` (each process's trace read once;
+    """Foglia et al. (2004) Table 1-3 statistics of ``workload`` (each process's trace read once;
     a generated process for its planned length).  With ``per_process`` the result has a
     ``processes_detail`` list with the same statistics per process."""
     first_pid = np.empty(0, dtype=np.int32)
@@ -103,7 +103,7 @@ def format_statistics(stats: dict) -> str:
     """A Table 1-3 style text table (one row per process with ``processes_detail``)."""
     head = (f"{'workload':<16} {'procs':>5} {'refs':>11} {'blocks':>9} {'code%':>6} {'data%':>6} {'write%':>6} "
             f"{'shared blk':>10} {'sh.acc%':>7} {'sh.wr%':>6} {'kernel%':>7}")
-    lines = [f"statistics at {stats.get('block', 32)}-byte blocks (seed 000 Tables 1-3)", head]
+    lines = [f"statistics at {stats.get('block', 32)}-byte blocks (Foglia et al. 2004, Tables 1-3)", head]
 
     def line(r):
         sb = "" if r["shared_blocks"] is None else r["shared_blocks"]

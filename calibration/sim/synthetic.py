@@ -1,6 +1,6 @@
-"""Synthetic multi-process workloads with requested statistics (seed 000 Tables 1-3).
+"""Synthetic multi-process workloads with requested statistics (Foglia et al. 2004, Tables 1-3).
 
-A request gives what seed 000's Tables 1-3 give (processes, distinct 32-byte blocks,
+A request gives what Foglia et al.'s (2004) Tables 1-3 give (processes, distinct 32-byte blocks,
 code/data shares, data-write share, shared blocks, shared-data access and write shares)
 plus the kernel share that the paper does not tabulate.  The generator builds every
 process from regions and streams (our reconstruction, marked [REC] in
@@ -38,7 +38,7 @@ from .workload import Process, SharedRange, Workload
 
 __all__ = ["Request", "Application", "PRESETS", "generate", "preset_request"]
 
-UNIT = 32                       # the block size of seed 000's statistics (bytes)
+UNIT = 32                       # the block size of Foglia et al.'s (2004) statistics (bytes)
 CODE_BASE = 0x0040_0000
 PRIVATE_BASE = 0x1000_0000
 SHARED_BASE = 0x4000_0000
@@ -112,7 +112,7 @@ class Request:
         return sharing / self.processes
 
 
-# Seed 000 Table 1 (single-process utilities) and Tables 2-3 (workloads), 32-byte blocks.
+# Foglia et al. (2004) Table 1 (single-process utilities) and Tables 2-3 (workloads), 32-byte blocks.
 _UTILITIES = {  # distinct blocks, code %, data %, data write %
     "awk": (9876, 76.23, 23.77, 8.83),
     "cp": (5432, 77.21, 22.79, 8.88),
@@ -136,19 +136,19 @@ PRESETS = {
     "ec-server": _workload_request(
         "ec-server", [Application("apache", 13, 34311, True), Application("postgresql", 8, 24141, True)]
         + _utility_apps(), (26, 112183, 75.49, 24.51, 7.39, 6101, 1.68, 0.54),
-        description="seed 000 EC-server: 13 Apache + 8 PostgreSQL + 5 UNIX utilities (Table 3)"),
+        description="Foglia et al. (2004) EC-server: 13 Apache + 8 PostgreSQL + 5 UNIX utilities (Table 3)"),
     "db": _workload_request(
         "db", [Application("postgresql", 21, 259023, True)] + _utility_apps(),
         (26, 330279, 74.59, 25.41, 9.15, 10516, 1.77, 0.53),
-        description="seed 000 DB: 21 PostgreSQL + 5 UNIX utilities (Table 3)"),
+        description="Foglia et al. (2004) DB: 21 PostgreSQL + 5 UNIX utilities (Table 3)"),
     "web-server": _workload_request(
         "web-server", [Application("apache", 26, 72550, True)], (26, 72550, 73.94, 26.06, 6.92, 1108, 1.54, 0.49),
-        description="seed 000 Web-server: 26 Apache processes (Table 3)"),
+        description="Foglia et al. (2004) Web-server: 26 Apache processes (Table 3)"),
 }
 for _u, (_blocks, _code, _data, _write) in _UTILITIES.items():
     PRESETS[_u] = Request(_u, (Application(_u, 1, _blocks),), _blocks, _code / 100, _write / 100,
                           references=2_000_000, kernel_footprint=0.0,
-                          description=f"seed 000 Table 1: {_u} alone (user references only)")
+                          description=f"Foglia et al. 2004, Table 1: {_u} alone (user references only)")
 
 
 def preset_request(name: str, **overrides) -> Request:

@@ -34,7 +34,7 @@ interpolated (linearly in processors, in log(processors) or as a power law) and
 extrapolated along the end segments.  The mean costs follow from the same assumption
 (``profile.costs = "mix"``, default): if every transaction type's rate follows the scale,
 so do the bus cycles per reference (rate x mean cost) and rate x second moment, since each
-type has a fixed cost (seed 000 Table 4); the mean cost is their ratio.  ``held`` instead
+type has a fixed cost (Foglia et al. 2004, Table 4); the mean cost is their ratio.  ``held`` instead
 interpolates the costs and holds them at the measured ends.
 
 Validation (``python -m calibration.sharedbus``: 26 M references, calibrated at 2 and 8
@@ -164,6 +164,11 @@ def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles
             "bus_queue": q_prev}
 
 
+#: Units of the outputs (the model works in processor cycles).
+OUTPUT_UNITS = {"gsp": "processors", "throughput": "references/cycle", "stall_per_reference": "cycles",
+                "response_time": "cycles/reference"}
+
+
 class SharedBus:
     """Model kind ``shared_bus`` (see the module docstring).  Outputs: ``gsp``,
     ``throughput`` (references per cycle), ``processor_utilization`` (mean),
@@ -238,4 +243,4 @@ class SharedBus:
                    "utilization": {"bus": r["bus_utilization"], "cpu": r["processor_utilization"]}}
         if not all(math.isfinite(v) for v in (r["gsp"], r["bus_utilization"])):
             raise ModelError("profile", "the bus work gives no finite solution")
-        return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs)
+        return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS)

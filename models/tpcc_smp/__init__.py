@@ -1,4 +1,4 @@
-"""TPC-C on a bus-based SMP: the queueing model of seed 002 (model kind ``tpcc_smp``).
+"""TPC-C on a bus-based SMP: the queueing model of Du & Zhang (2001) (model kind ``tpcc_smp``).
 
 ``TPCCSMP`` is the model; ``equations`` holds eq. 3.1-3.10 as pure functions, ``data``
 the transcribed tables, ``report`` the reproduction of Tables 10-18.

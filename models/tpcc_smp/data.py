@@ -1,4 +1,7 @@
-"""The inputs of seed 002 as transcribed in ``data/tpcc/`` (see its README for table and page).
+"""The tables of Du & Zhang (2001) as transcribed in ``tables/`` (see its README for table and section).
+
+The CSV files are package data, read through :mod:`importlib.resources`, so the model works
+from an installed wheel as from a checkout.
 
 Everything here is read once and cached; callers get numpy arrays in the paper's order:
 transactions I..V (New-Order, Payment, Order-Status, Delivery, Stock-Level) and database
@@ -7,24 +10,24 @@ tables 1..9 (Warehouse ... History).
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DATA_DIR", "TRANSACTIONS", "TABLES", "table", "mix", "think_components", "visits",
-           "table5_access", "operation_counts", "mapping", "configuration", "published_tpmc",
+__all__ = ["TRANSACTIONS", "TABLES", "table", "mix", "think_components", "visits",
+           "table5_access", "operation_counts", "mapping", "configuration", "configuration_values", "published_tpmc",
            "published_utilization", "service_times"]
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "tpcc"
 TRANSACTIONS = ("I", "II", "III", "IV", "V")
 TABLES = tuple(range(1, 10))
 
 
 @lru_cache(maxsize=None)
 def table(name: str) -> pd.DataFrame:
-    """The CSV ``data/tpcc/<name>.csv`` as a DataFrame (cached; do not modify)."""
-    return pd.read_csv(DATA_DIR / f"{name}.csv", keep_default_na=False, na_values=[""])
+    """The packaged CSV ``tables/<name>.csv`` as a DataFrame (cached; do not modify)."""
+    with (resources.files(__package__) / "tables" / f"{name}.csv").open("rb") as fh:
+        return pd.read_csv(fh, keep_default_na=False, na_values=[""])
 
 
 def mix() -> np.ndarray:
@@ -89,6 +92,14 @@ def configuration(name: str) -> dict:
     row = t9.loc[name]
     return {"cpus": int(row.cpus), "io_buses": int(row.io_buses), "disks": int(row.disks),
             "note": row.note if isinstance(row.note, str) else ""}
+
+
+def configuration_values(name: str) -> dict:
+    """Model parameter values of configuration ``name`` (C1..C9): Table 9's CPUs, I/O buses
+    and disks, and the table-to-disk mapping f1, f2 or f4 by disk count (eq. 5.11-5.13)."""
+    c = configuration(name)
+    return {"cpus": c["cpus"], "io_buses": c["io_buses"], "disks": c["disks"],
+            "mapping.table_to_disk": mapping({1: "f1", 2: "f2", 4: "f4"}[c["disks"]])}
 
 
 def service_times() -> dict[str, float]:

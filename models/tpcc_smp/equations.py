@@ -1,4 +1,4 @@
-"""The service-demand equations of seed 002, section 3.2 (eq. 3.1, 3.5-3.10), as pure functions.
+"""The service-demand equations of Du & Zhang (2001), section 3.2 (eq. 3.1, 3.5-3.10), as pure functions.
 
 Arrays carry a leading class axis ``c`` (one class for the paper's single-class model,
 five for the per-transaction variant); devices follow.  Times are in seconds, throughputs

@@ -1,4 +1,4 @@
-"""The TPC-C SMP model of seed 002 (Du, Zhang, Dong & Zhang, JPDC 2001), sections 3-5.
+"""The TPC-C SMP model of Du, Zhang, Dong & Zhang (JPDC 2001), sections 3-5.
 
 A closed network of ``N`` terminals (think time eq. 3.1) and four centres, solved by MVA
 (section 3.2, end):
@@ -134,6 +134,11 @@ def _parameters() -> tuple[Parameter, ...]:
 
 PARAMETERS = _parameters()
 
+#: Units of the outputs: tpmC counts New-Order transactions per minute (eq. 3.10); the
+#: throughput counts every transaction type.
+OUTPUT_UNITS = {"tpmC": "New-Order/min", "throughput": "transactions/s", "response_time": "s",
+                "residence_time": "s"}
+
 
 def class_populations(terminals: int, mix, think) -> tuple[int, ...]:
     """Terminals per transaction class for the five-class variant.
@@ -171,7 +176,7 @@ class _Workload:
 
 
 class TPCCSMP:
-    """The seed-002 TPC-C model of one SMP configuration.
+    """The Du & Zhang (2001) TPC-C model of one SMP configuration.
 
     Build with :meth:`from_values` (all :data:`PARAMETERS` by dotted name; missing ones
     take defaults) and call :meth:`solve`.  Registered as model kind ``tpcc_smp``.
@@ -387,7 +392,7 @@ class TPCCSMP:
                    "utilization": {k[12:]: u for k, u in row.items() if k.startswith("utilization.")},
                    "residence_time": {k[15:]: r for k, r in row.items() if k.startswith("residence_time.")}}
         return ModelSolution(model=self.name or "tpcc_smp", kind=self.kind, outputs=outputs, converged=converged,
-                             iterations=int(extras["iterations"][0]), message=message,
+                             iterations=int(extras["iterations"][0]), message=message, units=OUTPUT_UNITS,
                              extras={k: float(extras[k][0]) for k in ("think_time", "memory_demand", "io_demand")})
 
     @classmethod
@@ -505,7 +510,8 @@ class TPCCSMP:
                    "response_time": float(response), "utilization": utilization,
                    "residence_time": {k: float(r) for k, r in residence.items()}}
         return ModelSolution(model=self.name or "tpcc_smp", kind=self.kind, outputs=outputs,
-                             converged=converged, iterations=iterations, message=message, extras=extras)
+                             converged=converged, iterations=iterations, message=message, extras=extras,
+                             units=OUTPUT_UNITS)
 
 
 WORKLOAD_KEYS = ("disks", "mapping.table_to_disk", "workload.disk_visit_scale", "cpu.cache_hit_rate",

@@ -113,13 +113,6 @@ def _utilization_rows(solve):
     return pd.DataFrame(rows)
 
 
-def _config(name):
-    c = data.configuration(name)
-    mapping = {1: "f1", 2: "f2", 4: "f4"}[c["disks"]]
-    return {"cpus": c["cpus"], "io_buses": c["io_buses"], "disks": c["disks"],
-            "mapping.table_to_disk": data.mapping(mapping)}
-
-
 def _conclusions(solve):
     """The paper's five qualitative claims, tested on our model.
 
@@ -128,13 +121,13 @@ def _conclusions(solve):
     """
     out = []
     t = lambda values: solve(values).outputs["tpmC"]        # noqa: E731
-    c2 = solve(_config("C2"))
+    c2 = solve(data.configuration_values("C2"))
     x_paper = 47.2 / 60 / data.mix()[0]
     # 1. disk parameters, each reduced by 40% as Tables 14-16 do, on C2..C6
     cuts = {"disk.rotation_latency": 0.9e6, "disk.seek_time": 0.6e6, "disk.transfer_time": 25200.0}
     gains = {}
     for cfg in ("C2", "C3", "C5", "C4", "C6"):
-        base = _config(cfg)
+        base = data.configuration_values(cfg)
         gains[cfg] = {k: t({**base, k: v}) / t(base) - 1.0 for k, v in cuts.items()}
     holds = all(g["disk.rotation_latency"] > g["disk.seek_time"] > g["disk.transfer_time"] for g in gains.values())
     evidence = "; ".join(f"{c}: rotation {g['disk.rotation_latency']:+.1%}, seek {g['disk.seek_time']:+.1%}, "
@@ -142,7 +135,7 @@ def _conclusions(solve):
     out.append(("rotation latency > seek time > transfer time in impact (each cut by 40%)", holds, evidence,
                 "" if holds else "see the per-configuration gains"))
     # 2. I/O buses vs disks
-    c2t, c3, c4, c5, c6 = (t(_config(c)) for c in ("C2", "C3", "C4", "C5", "C6"))
+    c2t, c3, c4, c5, c6 = (t(data.configuration_values(c)) for c in ("C2", "C3", "C4", "C5", "C6"))
     bus_gain = [c4 / c3 - 1, c6 / c5 - 1]
     disk_gain = [c3 / c2t - 1, c5 / c3 - 1]
     holds = min(bus_gain) > max(disk_gain)
@@ -160,7 +153,7 @@ def _conclusions(solve):
                 f"adding a bus: C3->C4 {bus_gain[0]:+.1%}, C5->C6 {bus_gain[1]:+.1%}; adding disks on one bus: "
                 f"C2->C3 {disk_gain[0]:+.1%}, C3->C5 {disk_gain[1]:+.1%}", why))
     # 3. memory latency until the I/O bus saturates (Table 11 sweep)
-    sweep = [solve({**_config("C2"), "memory.latency": float(m), "memory_bus.reply_latency": float(m) / 10})
+    sweep = [solve({**data.configuration_values("C2"), "memory.latency": float(m), "memory_bus.reply_latency": float(m) / 10})
              for m in (100, 90, 80, 70, 60, 50)]
     tp = np.array([s.outputs["tpmC"] for s in sweep])
     bus = np.array([s.outputs["utilization"]["io_bus_1"] for s in sweep])
@@ -180,7 +173,7 @@ def _conclusions(solve):
     out.append(("halving memory latency helps (>= 5%), with shrinking gains as the I/O bus fills", holds,
                 "tpmC " + ", ".join(f"{v:.1f}" for v in tp) + "; I/O bus " + ", ".join(f"{u:.0%}" for u in bus), why))
     # 4. allocation E best of A-E
-    alloc = {a: t({**_config("C6"), "mapping.table_to_disk": data.mapping(a)}) for a in "ABCDE"}
+    alloc = {a: t({**data.configuration_values("C6"), "mapping.table_to_disk": data.mapping(a)}) for a in "ABCDE"}
     best = max(alloc, key=alloc.get)
     t5 = data.table5_access() / data.table5_access().sum()
     loads = {a: [sum(t5[i] for i in range(9) if data.mapping(a)[i] == d) for d in (1, 2, 3, 4)] for a in "ABCDE"}
@@ -192,10 +185,10 @@ def _conclusions(solve):
     out.append(("allocation E is the best of A-E", best == "E",
                 ", ".join(f"{a} {v:.1f}" for a, v in alloc.items()) + f" (best: {best})", why))
     # 5. 1 -> 2 CPUs the big step, flat after
-    cpus = [t({**_config("C1"), "cpus": k}) for k in (1, 2, 3, 4)]
+    cpus = [t({**data.configuration_values("C1"), "cpus": k}) for k in (1, 2, 3, 4)]
     g = [cpus[i + 1] / cpus[i] - 1 for i in range(3)]
     holds = g[0] >= 0.10 and g[0] > 2 * g[1] and g[0] > 2 * g[2]
-    one_cpu = solve({**_config("C1"), "cpus": 1})
+    one_cpu = solve({**data.configuration_values("C1"), "cpus": 1})
     vis = data.visits()
     cpu_s = data.mix() @ vis["cpu"] / 200e6
     why = "" if holds else (
@@ -297,7 +290,7 @@ def _inconsistencies(model: TPCCSMP):
 def _classes(solve):
     rows = []
     for cfg in [f"C{i}" for i in range(1, 10)]:
-        values = _config(cfg)
+        values = data.configuration_values(cfg)
         single = solve(values).outputs["tpmC"]
         multi = solve({**values, "model.classes": "transaction"})
         rows.append({"configuration": cfg, "single": single, "transaction": multi.outputs["tpmC"],
