@@ -23,7 +23,15 @@ class ModelError(ValueError):
     def __init__(self, field: str, problem: str):
         self.field = field
         self.problem = problem
-        super().__init__(f"{field}: {problem}")
+        super().__init__(printable(f"{field}: {problem}"))
+
+
+def printable(text: str) -> str:
+    """``text`` with control and other non-printing characters escaped (``\\x1e``), so a
+    message quoting a user's file stays one line whatever bytes the file held."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 class SaturationError(ModelError):

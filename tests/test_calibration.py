@@ -300,6 +300,10 @@ def test_tpcc_calibration_on_tables_10_and_12(capsys):
     errors = cal.errors()
     assert errors["tpmc_train"]["values"] == 4 and errors["tpmc_heldout"]["values"] == 111
     assert errors["utilization_train_points"]["values"] == 25
+    # the shipped defaults are this fit (to the digits they keep)
+    from models.tpcc_smp.model import CALIBRATED
+    for name, value in CALIBRATED.items():
+        assert cal.fit.values[name] == pytest.approx(value, rel=5e-4), name
     held = cal.tpmc[cal.tpmc.table != 10].rel_diff.abs()
     assert errors["tpmc_heldout"]["mean"] == pytest.approx(held.mean()) and errors["tpmc_heldout"]["max"] == held.max()
     # the ceiling's third assumption holds for the fitted model: two CPUs at most double one

@@ -196,3 +196,15 @@ def test_the_three_reported_trace_cases(tmp_path):
         assert status == 2, name
         assert len(err.getvalue().strip().splitlines()) == 1 and words[name] in err.getvalue(), err.getvalue()
         assert str(path) in err.getvalue()
+
+
+def test_a_column_name_with_control_characters_stays_one_line(tmp_path):
+    """Fuzz finding: a column named '0\\x1e0' (a record separator, which splitlines
+    breaks on) made a two-line error; messages escape non-printing characters."""
+    (tmp_path / "net.toml").write_text(CALIBRATION_NET)
+    (tmp_path / "obs.csv").write_text("0\x1e0\r0")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(["calibrate", str(tmp_path / "net.toml"), str(tmp_path / "obs.csv"), "--fit",
+                       "station.cpu.demand"])
+    assert status == 2 and len(err.getvalue().strip().splitlines()) == 1 and "\\x1e" in err.getvalue()

@@ -15,6 +15,9 @@ from mva.cli import main
 from mva.errors import ModelError
 from models.tpcc_smp import TPCCSMP, class_populations, data, disk_visit_scale_from_table12
 from models.tpcc_smp import equations as eq
+from models.tpcc_smp.model import PARAMETERS
+from mva.files import read_document
+from mva.modelkind import model_from_document
 
 import reference_tpcc
 
@@ -133,7 +136,8 @@ def _model(**values):
 def test_c1_matches_the_independent_recomputation(terminals):
     scale = disk_visit_scale_from_table12()
     ref = reference_tpcc.solve(terminals, [1] * 9, 1, [1], 1, scale)
-    sol = _model(terminals=terminals, workload__disk_visit_scale=scale).solve()
+    # the recomputation follows the paper's printed inputs (Table 7's CPI of 1)
+    sol = _model(terminals=terminals, model__inputs="table6").solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     assert sol.outputs["response_time"] == pytest.approx(ref["response_time"], rel=1e-8)
     for device, value in ref["utilization"].items():
@@ -147,7 +151,7 @@ def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation():
     f = data.mapping("B")
     ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates)
     sol = _model(terminals=6, cpus=2, io_buses=2, disks=4, mapping__table_to_disk=f,
-                 workload__disk_visit_scale=scale, cpu__rate=rates).solve()
+                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0).solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     for device, value in ref["utilization"].items():
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
@@ -429,3 +433,47 @@ def test_paper_disk_names_map_to_model_disks():
     assert [model_device(f"disk_{d}", 4, 2) for d in (1, 2, 3, 4)] == ["disk_1", "disk_2", "disk_3", "disk_4"]
     assert model_device("disk_3", disks=4, io_buses=1) == "disk_3"      # one bus: as numbered
     assert model_device("io_bus_2", disks=2, io_buses=2) == "io_bus_2"
+
+
+# --- the shipped defaults (calibrated) and the paper's printed inputs -----------------------
+
+def _tpmc_of(path, **values):
+    return model_from_document(read_document(path), values).solve().outputs["tpmC"]
+
+
+def test_shipped_configurations_reproduce_the_papers_cpu_scaling():
+    """Table 10's headline: one CPU to two is the big step, then the curve flattens; no
+    configuration passes the terminals' ceiling N P_I 60 / Z."""
+    model = TPCCSMP.from_values({})
+    ceiling = model.values["terminals"] * data.mix()[0] * 60 / model.mean_think_time()
+    assert ceiling == pytest.approx(61.74, abs=0.01)
+    tpmc = {i: _tpmc_of(os.path.join(TPCC, f"c{i}.toml")) for i in range(1, 10)}
+    assert tpmc[2] >= 1.5 * tpmc[1]
+    assert all(v < ceiling for v in tpmc.values())
+    curve = [_tpmc_of(os.path.join(TPCC, "c1.toml"), cpus=k) for k in (1, 2, 3, 4)]
+    steps = np.diff(curve)
+    assert np.all(steps > 0) and steps[0] > 2 * steps[1] > 0 and steps[1] > steps[2]
+    assert curve[3] / curve[2] - 1 < 0.02                  # flat after three CPUs
+
+
+def test_table6_inputs_are_the_papers_printed_ones(capsys):
+    """model.inputs = table6 is Table 7's CPI and the Table 12 disk scale, bit for bit;
+    another value for either conflicts with a one-line error; sweeps apply it per case."""
+    from models.tpcc_smp.model import CALIBRATED, PAPER_INPUTS
+
+    assert PAPER_INPUTS == {"cpu.cpi": 1.0, "workload.disk_visit_scale": disk_visit_scale_from_table12()}
+    assert {p.name: p.default for p in PARAMETERS if p.name in CALIBRATED} == CALIBRATED
+    named = _model(cpus=2, model__inputs="table6").solve().outputs
+    explicit = _model(cpus=2, cpu__cpi=1.0, workload__disk_visit_scale=disk_visit_scale_from_table12()).solve()
+    assert named == explicit.outputs
+    assert named["tpmC"] != _model(cpus=2).solve().outputs["tpmC"]
+    c2 = os.path.join(TPCC, "c2.toml")
+    assert main(["solve", c2, "--set", "model.inputs=table6", "--set", "cpu.cpi=3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cpu.cpi" in err and "table6" in err
+    from mva.sweep import run_sweep
+    swept = run_sweep(read_document(c2), [{"model.inputs": m, "cpus": k} for m in ("calibrated", "table6")
+                                          for k in (1, 2)], progress=False)
+    for row in swept.itertuples():
+        single = _tpmc_of(c2, **{"model.inputs": getattr(row, "_1"), "cpus": row.cpus})
+        assert row.tpmC == pytest.approx(single, rel=1e-12)
