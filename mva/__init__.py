@@ -24,16 +24,18 @@ from .exact import closed_throughput_curve, exact_mva
 from .files import load_network
 from .network import Network, Station
 from .result import Result
+from .simulation import simulate
 from .solve import METHODS, register_method, solve
 
 register_method("exact", exact_mva)
 register_method("schweitzer", schweitzer)
 register_method("linearizer", linearizer)
 register_method("auto", auto)
+register_method("simulation", simulate)
 
 __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
-    "auto",
+    "auto", "simulate",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network",
     "flow_equivalent_station", "norton_throughputs", "batch_exact_single_class",

@@ -57,19 +57,32 @@ def _format_table(net_name: str, path: str, result, time_unit: str = "time unit"
         out.write(f"{'WARNING: ' if result.accuracy.startswith('unreliable') else ''}accuracy: {result.accuracy}\n")
     name_w = max(8, *(len(s) for s in result.stations))
     cls_w = max(8, *(len(c) for c in result.classes))
+    hw = result.half_width
+
+    def cell(name, value, index, width):
+        """``value`` right-aligned, with `` ± half-width`` for a simulation."""
+        if not hw:
+            return f"{value:>{width}.6g}"
+        return f"{value:>{width}.6g} ± {hw[name][index]:<9.2g}"
+
+    if hw:
+        out.write(f"{100 * result.confidence_level:g}% confidence intervals (± half-width)\n")
     heads = (f"throughput [1/{time_unit}]", f"response_time [{time_unit}]")
     x_w, r_w = (max(14, len(h)) for h in heads)
-    out.write(f"\n{'class':<{cls_w}}  {heads[0]:>{x_w}}  {heads[1]:>{r_w}}\n")
+    pad = 12 if hw else 0
+    out.write(f"\n{'class':<{cls_w}}  {heads[0]:>{x_w}}{'':{pad}}  {heads[1]:>{r_w}}\n")
     for c, cls in enumerate(result.classes):
-        out.write(f"{cls:<{cls_w}}  {result.throughput[c]:>{x_w}.6g}  {result.response_time[c]:>{r_w}.6g}\n")
+        out.write(f"{cls:<{cls_w}}  {cell('throughput', result.throughput[c], c, x_w)}  "
+                  f"{cell('response_time', result.response_time[c], c, r_w)}\n")
     residence = f"residence_time [{time_unit}]"
     res_w = max(14, len(residence))
-    out.write(f"\n{'station':<{name_w}}  {'class':<{cls_w}}  {'utilization':>12}  {'queue_length':>13}  "
-              f"{residence:>{res_w}}\n")
+    out.write(f"\n{'station':<{name_w}}  {'class':<{cls_w}}  {'utilization':>12}{'':{pad}}  "
+              f"{'queue_length':>13}{'':{pad}}  {residence:>{res_w}}\n")
     for k, st in enumerate(result.stations):
         for c, cls in enumerate(result.classes):
-            out.write(f"{st:<{name_w}}  {cls:<{cls_w}}  {result.utilization[k, c]:>12.6g}  "
-                      f"{result.queue_length[k, c]:>13.6g}  {result.residence_time[k, c]:>{res_w}.6g}\n")
+            out.write(f"{st:<{name_w}}  {cls:<{cls_w}}  {cell('utilization', result.utilization[k, c], (k, c), 12)}  "
+                      f"{cell('queue_length', result.queue_length[k, c], (k, c), 13)}  "
+                      f"{cell('residence_time', result.residence_time[k, c], (k, c), res_w)}\n")
     return out.getvalue()
 
 
@@ -159,7 +172,9 @@ def _solver(args) -> dict:
     """``--method`` and the solver options the user gave (only those: a kind that takes
     no solver then says so, exit 2)."""
     given = (("method", args.method), ("tol", args.tol), ("max_iter", args.max_iter),
-             ("max_outer", args.max_outer), ("multiserver", args.multiserver))
+             ("max_outer", args.max_outer), ("multiserver", args.multiserver), ("seed", args.seed),
+             ("events", args.events), ("replications", args.replications), ("precision", args.precision),
+             ("confidence", args.confidence), ("discipline", args.discipline))
     return {name: value for name, value in given if value is not None}
 
 
@@ -345,6 +360,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help="outer iteration cap of linearizer (default 100)")
     solve_p.add_argument("--multiserver", choices=("marginal", "seidmann"),
                          help="multi-server treatment of an approximate method (default marginal)")
+    sim = solve_p.add_argument_group("simulation (--method simulation)")
+    sim.add_argument("--seed", type=int, metavar="S", help="seed of the random stream (default 1)")
+    sim.add_argument("--events", type=int, metavar="N", help="events after the warm-up (default 2,000,000)")
+    sim.add_argument("--replications", type=int, metavar="R",
+                     help="independent replications (default 1: batch means of one run)")
+    sim.add_argument("--precision", type=float, metavar="F",
+                     help="run until every class's throughput is within this relative half-width")
+    sim.add_argument("--confidence", type=float, metavar="P", help="level of the intervals (default 0.95)")
+    sim.add_argument("--discipline", choices=("ps", "fcfs"),
+                     help="how queue and multi stations share their servers (default ps)")
     solve_p.add_argument("--format", default="table", choices=("table", "json", "csv", "parquet"),
                          help="output format (default: table); json is one object per line per file or "
                               "case; parquet (sweeps, with -o) needs pyarrow")

@@ -27,7 +27,8 @@ from .modelkind import ModelSolution, Parameter, hashable, resolve_values
 __all__ = ["NetworkKind", "NetworkModel"]
 
 NUMERIC = ("demand", "think_time")
-SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver")
+SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver", "seed", "events", "replications",
+               "precision", "confidence", "discipline")
 
 
 class NetworkKind:

@@ -45,6 +45,12 @@ class Result:
         What the numbers are worth: ``"exact"``, the method's measured typical error, or
         ``"unreliable: ..."`` with the station and the reason (then a
         :class:`~mva.errors.NumericalWarning` was issued too).
+    half_width : dict
+        Simulation only: the confidence-interval half-width of each measure, by field name
+        (``"throughput"``, ``"response_time"``, ``"residence_time"``, ``"queue_length"``,
+        ``"utilization"``), arrays shaped as the measure; empty for analytic methods.
+    confidence_level : float
+        The level of those intervals (e.g. 0.95); 0 when there are none.
     extras : dict
         Method details, e.g. ``"algorithm"`` (which exact algorithm ran),
         ``"outer_iterations"`` (Linearizer), ``"auto"`` (why ``method="auto"`` chose it).
@@ -63,6 +69,8 @@ class Result:
     solve_seconds: float = 0.0
     message: str = ""
     accuracy: str = ""
+    half_width: dict = field(default_factory=dict, repr=False, compare=False)
+    confidence_level: float = 0.0
     extras: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -88,13 +96,18 @@ class Result:
         rows = []
         for k, station in enumerate(self.stations):
             for c, cls in enumerate(self.classes):
-                rows.append({
+                row = {
                     "station": station, "class": cls,
                     "throughput": float(self.throughput[c]),
                     "residence_time": float(self.residence_time[k, c]),
                     "queue_length": float(self.queue_length[k, c]),
                     "utilization": float(self.utilization[k, c]),
-                })
+                }
+                if self.half_width:       # simulation: each measure's interval half-width
+                    for name in ("throughput", "residence_time", "queue_length", "utilization"):
+                        hw = self.half_width[name]
+                        row[f"{name}_half_width"] = float(hw[c] if hw.ndim == 1 else hw[k, c])
+                rows.append(row)
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:
@@ -118,4 +131,15 @@ class Result:
             "accuracy": self.accuracy,
             "algorithm": self.extras.get("algorithm", self.method),
             **({"auto": self.extras["auto"]} if "auto" in self.extras else {}),
+            **({"confidence_level": float(self.confidence_level),
+                "half_width": {name: _finite_or_none(hw) for name, hw in self.half_width.items()}}
+               if self.half_width else {}),
         }
+
+
+def _finite_or_none(values):
+    """Nested lists of floats with ``None`` (JSON null) for an unknown (infinite) half-width."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 0:
+        return float(array) if np.isfinite(array) else None
+    return [_finite_or_none(v) for v in array]

@@ -1,0 +1,255 @@
+"""The compiled event loop of :mod:`mva.simulation` (private).
+
+Every service and think time is exponential, so the network is a continuous-time Markov
+chain and the loop draws it directly (Gillespie 1977): the time to the next event is
+exponential with the total rate of all stations, the station is drawn in proportion to
+its departure rate, and the departing customer in proportion to its own rate.  That is
+exact for processor sharing, FCFS and infinite-server stations with exponential service,
+needs no event list, and costs O(stations) per event.
+
+Measures are accumulated per batch into ``acc`` (time integrals lazily, when a station
+changes) so that :mod:`mva.simulation` can form batch means.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import jit
+
+KIND_QUEUE, KIND_DELAY, KIND_MULTI, KIND_LD = 0, 1, 2, 3
+OUTSIDE = -1            # thinking (closed) or not in the system (open, free slot)
+
+
+@jit
+def seed(value):
+    """Seed numba's generator (one stream per process; the simulation is sequential)."""
+    np.random.seed(value)
+
+
+@jit(inline=True)
+def _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head):
+    """Total departure rate of station ``k`` in the current state."""
+    n = n_k[k]
+    if n == 0:
+        return 0.0
+    if fcfs[k]:
+        busy = min(n, servers[k]) if kind[k] == KIND_MULTI else 1
+        size = fifo_cls.shape[1]
+        rate = 0.0
+        for i in range(busy):
+            rate += mu[k, fifo_cls[k, (head[k] + i) % size]]
+        return rate
+    total = 0.0
+    for c in range(mu.shape[1]):
+        total += n_kc[k, c] * mu[k, c]
+    if kind[k] == KIND_DELAY:
+        return total
+    if kind[k] == KIND_MULTI:
+        return total * min(n, servers[k]) / n
+    if kind[k] == KIND_LD:
+        j = min(n, capacity.shape[1]) - 1
+        return total * capacity[k, j] / n
+    return total / n
+
+
+@jit
+def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rate, arrival_rate,
+        clock, cust_class, cust_pos, cust_arrive, cust_start, cust_slot, free, n_free,
+        n_kc, n_k, bag, fifo_id, fifo_cls, head, last_change, station_rate, busy_share, acc_q, acc_busy,
+        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag):
+    """Advance the chain by ``n_events`` events, adding to the accumulators.
+
+    ``clock`` (1,) is the current time.  Customers: ``cust_class``, ``cust_pos`` (index in
+    the class's route, ``OUTSIDE`` when thinking or free), ``cust_arrive`` (arrival at the
+    current station), ``cust_start`` (start of the current interaction), ``cust_slot``
+    (position in ``bag[k, c]``).  ``free``/``n_free`` hold unused customer slots for open
+    arrivals.  Stations: ``n_kc``, ``n_k``, ``bag`` (ids per station and class),
+    ``fifo_id``/``fifo_cls``/``head`` (arrival order, for FCFS), ``last_change`` and the
+    cached ``station_rate``.  ``thinking`` (C,) counts closed customers at the terminals,
+    ``think_bag`` (C, P) holds their ids.
+    Accumulators: ``acc_q``/``acc_busy`` (M, C) time integrals of the number present and
+    of the class's share of busy servers; ``acc_visits``/``acc_sojourn`` (M, C) visits
+    completed and their total time; ``acc_done``/``acc_response`` (C,) interactions
+    completed and their total response time.  Returns 0, or 1 when open customers
+    exhausted the pool (the caller reports it).
+    """
+    n_stations, n_classes = mu.shape
+    size = fifo_id.shape[1]
+    t = clock[0]
+    for _ in range(n_events):
+        think_total = 0.0
+        for c in range(n_classes):
+            think_total += thinking[c] * think_rate[c] + arrival_rate[c]
+        total = think_total
+        for k in range(n_stations):
+            total += station_rate[k]
+        if total <= 0.0:
+            break
+        t += -np.log(1.0 - np.random.random()) / total
+        pick = np.random.random() * total
+        # --- which event: entities 0..M-1 are stations, then per class a terminal
+        # completion (M + 2c) and an open arrival (M + 2c + 1); rounding falls back on the
+        # last entity with a positive rate
+        chosen = -1
+        last_positive = -1
+        for e in range(n_stations + 2 * n_classes):
+            if e < n_stations:
+                r = station_rate[e]
+            elif (e - n_stations) % 2 == 0:
+                r = thinking[(e - n_stations) // 2] * think_rate[(e - n_stations) // 2]
+            else:
+                r = arrival_rate[(e - n_stations) // 2]
+            if r > 0.0:
+                last_positive = e
+                if pick < r:
+                    chosen = e
+                    break
+                pick -= r
+        if chosen < 0:
+            chosen = last_positive
+            pick = 0.0
+        # the residual of the draw within the chosen entity is uniform on [0, 1) again:
+        # reuse it for the choices below instead of drawing anew
+        residual = min(pick / r, 0.9999999999999999) if chosen < n_stations and pick > 0.0 else 0.0
+        station = chosen if chosen < n_stations else -1
+        if station < 0:
+            c = (chosen - n_stations) // 2
+            if (chosen - n_stations) % 2 == 1:
+                if n_free[0] == 0:
+                    clock[0] = t
+                    return 1
+                n_free[0] -= 1
+                cust = free[n_free[0]]
+                cust_class[cust] = c
+            else:
+                # any thinking customer of class c (they are identical): the last in its bag
+                thinking[c] -= 1
+                cust = think_bag[c, thinking[c]]
+            cust_start[cust] = t
+            pos = 0
+        else:
+            k = station
+            # --- the departing customer ------------------------------------------------
+            if fcfs[k]:
+                busy = min(n_k[k], servers[k]) if kind[k] == KIND_MULTI else 1
+                i_pick = 0
+                if busy > 1:
+                    pick = residual * station_rate[k]
+                    for i in range(busy):
+                        r = mu[k, fifo_cls[k, (head[k] + i) % size]]
+                        if pick < r:
+                            i_pick = i
+                            break
+                        pick -= r
+                        i_pick = i
+                cust = fifo_id[k, (head[k] + i_pick) % size]
+                # close the gap: shift the i_pick older customers up by one
+                for i in range(i_pick, 0, -1):
+                    fifo_id[k, (head[k] + i) % size] = fifo_id[k, (head[k] + i - 1) % size]
+                    fifo_cls[k, (head[k] + i) % size] = fifo_cls[k, (head[k] + i - 1) % size]
+                head[k] = (head[k] + 1) % size
+                c = cust_class[cust]
+            else:
+                weight = 0.0
+                for c2 in range(n_classes):
+                    weight += n_kc[k, c2] * mu[k, c2]
+                pick = residual * weight
+                c = n_classes - 1
+                r = 0.0
+                for c2 in range(n_classes):
+                    r = n_kc[k, c2] * mu[k, c2]
+                    if pick < r and n_kc[k, c2] > 0:
+                        c = c2
+                        break
+                    pick -= r
+                while n_kc[k, c] == 0:          # rounding at the end of the scan
+                    c -= 1
+                    r = 0.0
+                within = min(pick / r, 0.9999999999999999) if r > 0.0 and pick > 0.0 else 0.0
+                cust = bag[k, c, int(within * n_kc[k, c])]
+            # time integrals up to now, then remove
+            _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)
+            slot = cust_slot[cust]
+            last = n_kc[k, c] - 1
+            moved = bag[k, c, last]
+            bag[k, c, slot] = moved
+            cust_slot[moved] = slot
+            n_kc[k, c] -= 1
+            n_k[k] -= 1
+            acc_visits[k, c] += 1.0
+            acc_sojourn[k, c] += t - cust_arrive[cust]
+            station_rate[k] = _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+            pos = cust_pos[cust] + 1
+        # --- where the customer goes next --------------------------------------------------
+        c = cust_class[cust]
+        if pos >= route_len[c]:
+            # the interaction is complete
+            acc_done[c] += 1.0
+            acc_response[c] += t - cust_start[cust]
+            if arrival_rate[c] > 0.0:
+                cust_pos[cust] = OUTSIDE
+                cust_class[cust] = -1
+                free[n_free[0]] = cust
+                n_free[0] += 1
+                continue
+            if think_rate[c] > 0.0:
+                cust_pos[cust] = OUTSIDE
+                think_bag[c, thinking[c]] = cust
+                thinking[c] += 1
+                continue
+            cust_start[cust] = t       # no think time: the next interaction starts at once
+            pos = 0
+        k = route[c, pos]
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)
+        cust_pos[cust] = pos
+        cust_arrive[cust] = t
+        cust_slot[cust] = n_kc[k, c]
+        bag[k, c, n_kc[k, c]] = cust
+        n_kc[k, c] += 1
+        if fcfs[k]:
+            tail = (head[k] + n_k[k]) % size
+            fifo_id[k, tail] = cust
+            fifo_cls[k, tail] = c
+        n_k[k] += 1
+        station_rate[k] = _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+    clock[0] = t
+    return 0
+
+
+@jit(inline=True)
+def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size):
+    """Add station k's state since its last change to the time integrals.  Under
+    processor sharing each of n customers holds ``busy_share[k, n]`` of the station's
+    capacity (1/n of one server; min(n, m)/(m n) of m; 1 at a delay station); under FCFS
+    each of the first ``busy_share[k, 0]`` customers holds ``busy_share[k, 1]``."""
+    dt = t - last_change[k]
+    last_change[k] = t
+    n = n_k[k]
+    if n == 0:
+        return
+    n_classes = n_kc.shape[1]
+    if fcfs[k]:
+        for c in range(n_classes):
+            acc_q[k, c] += n_kc[k, c] * dt
+        share = busy_share[k, 1] * dt
+        for i in range(min(n, int(busy_share[k, 0]))):
+            acc_busy[k, fifo_cls[k, (head[k] + i) % size]] += share
+        return
+    share = busy_share[k, n] * dt
+    for c in range(n_classes):
+        acc_q[k, c] += n_kc[k, c] * dt
+        acc_busy[k, c] += n_kc[k, c] * share
+
+
+@jit
+def station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head):
+    """:func:`_station_rate` for callers outside compiled code (the initial state)."""
+    return _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+
+
+@jit
+def flush(t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head):
+    """Bring every station's time integrals up to time ``t`` (end of a batch)."""
+    size = fifo_cls.shape[1]
+    for k in range(n_kc.shape[0]):
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)

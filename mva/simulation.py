@@ -1,0 +1,314 @@
+"""Discrete-event simulation of a network file: ``solve(network, method="simulation")``.
+
+The ground truth the analytic methods are checked against (as JMT's JSIM is for JMVA).
+Each interaction of a class visits the stations where it has a demand, in file order,
+once, with an exponential service time whose mean is the demand, then thinks (closed
+classes) or leaves (open classes).  By the BCMP theorem (Baskett, Chandy, Muntz &
+Palacios 1975) the product-form measures depend on the demands alone, so this routing
+has the same means as any other with the same demands; with FCFS stations and
+class-dependent demands the network is not product form and the simulation measures
+what MVA only approximates.
+
+Stations: ``queue`` (one server), ``delay`` (infinite servers), ``multi`` (``servers``),
+``ld`` (rate ``capacity[j-1]`` times the one-customer rate with j present).  Queues and
+multi-servers share by processor sharing unless ``discipline="fcfs"``; the
+exponential service makes both exact CTMC draws (:mod:`mva._simulation_kernel`).
+
+Output analysis: batch means (Law & Kelton, *Simulation Modeling and Analysis*, 3rd ed.,
+§9.5.3) after a warm-up that is discarded; the half-width of the ``confidence`` interval
+of every measure is Student's t over the batch means.  With ``precision`` the run
+continues, doubling its batches' length, until every class's throughput is known within
+that relative half-width (or ``max_events`` is spent, which the result then says).
+Deterministic for a given ``seed``.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import ModelError
+from .network import Network
+from .result import Result
+
+__all__ = ["simulate", "MEASURES"]
+
+#: The measures that carry half-widths, by :class:`~mva.result.Result` field.
+MEASURES = ("throughput", "response_time", "residence_time", "queue_length", "utilization")
+
+KINDS = {"queue": 0, "delay": 1, "multi": 2, "ld": 3}
+OPEN_POOL = 100_000          # most open customers in the system at once
+
+
+class _Chain:
+    """The simulated network's state and the arrays the kernel works on."""
+
+    def __init__(self, network: Network, discipline: str, seed: int):
+        from . import _simulation_kernel as kernel
+
+        self.kernel = kernel
+        m, c = network.n_stations, network.n_classes
+        demands = network.demands
+        self.kind = np.array([KINDS[s.kind] for s in network.stations], dtype=np.int64)
+        self.fcfs = np.array([discipline == "fcfs" and s.kind in ("queue", "multi") for s in network.stations])
+        self.servers = np.array([s.servers if s.kind == "multi" else 1 for s in network.stations], dtype=np.int64)
+        caps = [s.capacity_function() for s in network.stations]
+        width = max([len(cp) for cp in caps if cp is not None] or [1])
+        self.capacity = np.ones((m, width))
+        for k, cp in enumerate(caps):
+            if cp is not None and network.stations[k].kind == "ld":
+                self.capacity[k, :len(cp)] = cp
+                self.capacity[k, len(cp):] = cp[-1]
+        with np.errstate(divide="ignore"):
+            self.mu = np.where(demands > 0, 1.0 / np.where(demands > 0, demands, 1.0), 0.0)
+        routes = [[k for k in range(m) if demands[k, cls] > 0] for cls in range(c)]
+        self.route_len = np.array([len(r) for r in routes], dtype=np.int64)
+        self.route = np.zeros((c, max(1, m)), dtype=np.int64)
+        for cls, r in enumerate(routes):
+            self.route[cls, :len(r)] = r
+        think = np.asarray(network.think_time, dtype=float)
+        population = np.asarray(network.population, dtype=np.int64)
+        self.arrival_rate = np.asarray(network.arrival_rate, dtype=float)
+        self.think_rate = np.where(think > 0, 1.0 / np.where(think > 0, think, 1.0), 0.0)
+        self.think_rate[self.arrival_rate > 0] = 0.0
+        closed = int(population.sum())
+        pool = closed + (OPEN_POOL if self.arrival_rate.sum() > 0 else 0)
+        self.clock = np.zeros(1)
+        self.cust_class = np.full(pool, -1, dtype=np.int64)
+        self.cust_pos = np.full(pool, -1, dtype=np.int64)
+        self.cust_arrive = np.zeros(pool)
+        self.cust_start = np.zeros(pool)
+        self.cust_slot = np.zeros(pool, dtype=np.int64)
+        self.free = np.arange(pool - 1, closed - 1, -1, dtype=np.int64)
+        self.n_free = np.array([pool - closed], dtype=np.int64)
+        self.n_kc = np.zeros((m, c), dtype=np.int64)
+        self.n_k = np.zeros(m, dtype=np.int64)
+        self.bag = np.zeros((m, c, pool), dtype=np.int64)
+        self.fifo_id = np.zeros((m, pool), dtype=np.int64)
+        self.fifo_cls = np.zeros((m, pool), dtype=np.int64)
+        self.head = np.zeros(m, dtype=np.int64)
+        self.last_change = np.zeros(m)
+        self.station_rate = np.zeros(m)
+        # the share of the station's capacity each of n customers holds (see the kernel's
+        # _integrate); column 0 holds the servers (under FCFS, the customers in service)
+        n = np.arange(1, pool + 1, dtype=float)
+        self.busy_share = np.zeros((m, pool + 1))
+        for k in range(m):
+            servers = self.servers[k] if self.kind[k] == KINDS["multi"] else 1
+            if self.kind[k] == KINDS["delay"]:
+                self.busy_share[k, 1:] = 1.0
+                servers = pool
+            else:
+                self.busy_share[k, 1:] = np.minimum(n, servers) / servers / n
+            if self.fcfs[k]:
+                self.busy_share[k, 1] = 1.0 / servers
+            self.busy_share[k, 0] = servers
+        self.thinking = np.zeros(c, dtype=np.int64)
+        self.think_bag = np.zeros((c, max(1, int(population.max(initial=0)))), dtype=np.int64)
+        # closed customers start at their terminals (or, without think time, at the first station)
+        cust = 0
+        for cls in range(c):
+            for _ in range(population[cls]):
+                self.cust_class[cust] = cls
+                if self.think_rate[cls] > 0:
+                    self.think_bag[cls, self.thinking[cls]] = cust
+                    self.thinking[cls] += 1
+                else:
+                    self._enter(cust, cls)
+                cust += 1
+        kernel.seed(seed)
+
+    def _enter(self, cust, cls):
+        k = self.route[cls, 0]
+        self.cust_pos[cust] = 0
+        self.cust_slot[cust] = self.n_kc[k, cls]
+        self.bag[k, cls, self.n_kc[k, cls]] = cust
+        self.n_kc[k, cls] += 1
+        self.fifo_id[k, self.n_k[k]] = cust
+        self.fifo_cls[k, self.n_k[k]] = cls
+        self.n_k[k] += 1
+        self.station_rate[k] = self.kernel.station_rate(k, self.kind, self.fcfs, self.servers, self.capacity,
+                                                        self.mu, self.n_kc, self.n_k, self.fifo_cls, self.head)
+
+    def run(self, events: int) -> dict:
+        """Advance ``events`` events; the batch's measures (rates per time unit)."""
+        m, c = self.mu.shape
+        acc = {"q": np.zeros((m, c)), "busy": np.zeros((m, c)), "visits": np.zeros((m, c)),
+               "sojourn": np.zeros((m, c)), "done": np.zeros(c), "response": np.zeros(c)}
+        start = self.clock[0]
+        status = self.kernel.run(events, self.kind, self.fcfs, self.servers, self.capacity, self.mu, self.route,
+                                 self.route_len, self.think_rate, self.arrival_rate, self.clock, self.cust_class,
+                                 self.cust_pos, self.cust_arrive, self.cust_start, self.cust_slot, self.free,
+                                 self.n_free, self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head,
+                                 self.last_change, self.station_rate, self.busy_share, acc["q"], acc["busy"],
+                                 acc["visits"],
+                                 acc["sojourn"], acc["done"], acc["response"], self.thinking, self.think_bag)
+        if status == 1:
+            raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
+                                                     "load saturates a station (no steady state)")
+        self.kernel.flush(self.clock[0], self.n_kc, self.n_k, self.last_change, acc["q"], acc["busy"],
+                          self.busy_share, self.fcfs, self.fifo_cls, self.head)
+        acc["time"] = self.clock[0] - start
+        return acc
+
+
+def _batch_measures(acc: dict) -> dict:
+    """Per-batch estimates of every measure from its accumulators."""
+    span = acc["time"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        throughput = acc["done"] / span
+        return {"throughput": throughput,
+                "response_time": np.where(acc["done"] > 0, acc["response"] / np.maximum(acc["done"], 1), np.nan),
+                # one visit per interaction: the residence time is the mean sojourn of a visit
+                "residence_time": np.where(acc["visits"] > 0, acc["sojourn"] / np.maximum(acc["visits"], 1), np.nan),
+                "queue_length": acc["q"] / span,
+                "utilization": acc["busy"] / span}
+
+
+def _merge(a: dict, b: dict) -> dict:
+    return {k: a[k] + b[k] for k in a}
+
+
+def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
+             batches: int = 20, replications: int = 1, confidence: float = 0.95, precision: float | None = None,
+             max_events: int = 200_000_000, discipline: str = "ps") -> Result:
+    """Simulate ``network`` and estimate its measures with confidence intervals.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the random stream; the same seed gives the same result.
+    events : int
+        Events after the warm-up (each a service or think completion or an arrival).
+    warmup : int, optional
+        Events discarded first (default: a tenth of ``events``).
+    batches : int
+        Batches for the batch means (>= 2; 20 by default).
+    replications : int
+        Independent replications (seeds ``seed``, ``seed + 1``, ...), each of ``warmup``
+        + ``events`` events; with more than one, the intervals come from the replication
+        means instead of batch means, and ``precision`` adds replications.
+    confidence : float
+        Level of the intervals (0.95 by default).
+    precision : float, optional
+        Continue until every class's throughput half-width is at most this fraction of
+        it (``events`` is then the first run's length), or ``max_events`` are spent.
+    discipline : {"ps", "fcfs"}
+        How ``queue`` and ``multi`` stations share their servers.
+
+    Returns
+    -------
+    Result
+        Means as MVA gives them (time in the network's unit) with ``half_width`` holding
+        the interval half-widths of each measure and ``confidence_level`` the level;
+        ``converged`` is False when ``precision`` was not reached.
+    """
+    from scipy.stats import t as student_t
+
+    started = time.perf_counter()
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2 ** 32:
+        raise ModelError("seed", f"must be an integer in [0, 2^32), got {seed!r}")
+    for name, value, low in (("events", events, 1), ("batches", batches, 2), ("max_events", max_events, 1),
+                             ("replications", replications, 1)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+            raise ModelError(name, f"must be an integer >= {low}, got {value!r}")
+    if warmup is None:
+        warmup = events // 10
+    if not isinstance(warmup, (int, np.integer)) or isinstance(warmup, bool) or warmup < 0:
+        raise ModelError("warmup", f"must be an integer >= 0, got {warmup!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
+    if precision is not None and not 0.0 < precision < 1.0:
+        raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
+    if discipline not in ("ps", "fcfs"):
+        raise ModelError("discipline", f"must be ps or fcfs, got {discipline!r}")
+    open_load = network.demands[:, network.is_open] @ np.asarray(network.arrival_rate)[network.is_open]
+    for k, s in enumerate(network.stations):
+        capacity = s.servers if s.kind == "multi" else (max(s.capacity_function()) if s.kind == "ld" else 1)
+        if s.kind != "delay" and open_load[k] >= capacity:
+            raise ModelError(f"station[{s.name}]", f"the open classes load it to {open_load[k]:.4g} of its "
+                                                   f"capacity {capacity:g}: no steady state")
+
+    def estimate(batch_list):
+        per = [_batch_measures(a) for a in batch_list]
+        total = batch_list[0]
+        for a in batch_list[1:]:
+            total = _merge(total, a)
+        mean = _batch_measures(total)
+        half = {}
+        for name in MEASURES:
+            stack = np.array([p[name] for p in per])
+            count = np.sum(~np.isnan(stack), axis=0)
+            centred = np.where(np.isnan(stack), 0.0, stack - np.nanmean(np.where(count > 0, stack, 0.0), axis=0))
+            spread = np.sqrt((centred ** 2).sum(axis=0) / np.maximum(count - 1, 1))
+            # fewer than two batches saw the measure: its interval is unknown
+            half[name] = np.where(count >= 2, t_quantile * spread / np.sqrt(np.maximum(count, 1)), np.inf)
+        # a class that never visits a station has residence time 0 there, exactly
+        never = total["visits"] == 0
+        mean["residence_time"] = np.where(never, 0.0, mean["residence_time"])
+        half["residence_time"] = np.where(never, 0.0, half["residence_time"])
+        return mean, half, total
+
+    def precise(mean, half):
+        x, h = mean["throughput"], half["throughput"]
+        return bool(np.all((x <= 0) | (h <= precision * x)))
+
+    def replication(index):
+        chain = _Chain(network, discipline, int(seed) + index)
+        chain.run(warmup)
+        whole = chain.run(events)
+        return whole
+
+    if replications > 1:
+        # independent replications: the intervals come from the replications' means
+        kept = [replication(i) for i in range(replications)]
+        spent = len(kept) * (warmup + events)
+        t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
+        mean, half, total = estimate(kept)
+        while precision is not None and not precise(mean, half) and spent + warmup + events <= max_events:
+            kept.append(replication(len(kept)))
+            spent += warmup + events
+            t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
+            mean, half, total = estimate(kept)
+        how = f"{len(kept)} replications of {warmup:,} + {events:,} events, seeds {seed}-{seed + len(kept) - 1}"
+    else:
+        chain = _Chain(network, discipline, int(seed))
+        chain.run(warmup)
+        size = max(1, events // batches)
+        kept = [chain.run(size) for _ in range(batches)]
+        spent = warmup + size * batches
+        t_quantile = student_t.ppf(0.5 + confidence / 2, batches - 1)
+        mean, half, total = estimate(kept)
+        while precision is not None and not precise(mean, half) and spent + size * batches <= max_events:
+            # double the batch length: run as much again, then merge neighbouring batches
+            kept += [chain.run(size) for _ in range(batches)]
+            spent += size * batches
+            kept = [_merge(kept[2 * i], kept[2 * i + 1]) for i in range(batches)]
+            size *= 2
+            mean, half, total = estimate(kept)
+        how = f"{spent:,} events ({warmup:,} warm-up), {batches} batches, seed {seed}"
+    reached = precision is None or precise(mean, half)
+
+    throughput = mean["throughput"]
+    message = f"simulation: {how}"
+    empty = (np.asarray(network.population) == 0) & ~network.is_open
+    silent = (total["done"] == 0) & ~empty
+    if np.any(silent):
+        reached = False
+        message += "; no interaction completed for class(es) " + ", ".join(
+            network.classes[c] for c in np.flatnonzero(silent)) + ": run more events"
+    for name in ("throughput", "response_time"):
+        mean[name] = np.where(empty, 0.0, mean[name])
+        half[name] = np.where(empty, 0.0, half[name])
+    if not reached:
+        worst = np.max(np.where(throughput > 0, half["throughput"] / np.where(throughput > 0, throughput, 1), 0))
+        message += f"; precision {precision:g} not reached (throughput ±{worst:.3g} after max_events)"
+    return Result(method="simulation", classes=network.classes, stations=network.station_names,
+                  throughput=throughput, response_time=mean["response_time"],
+                  residence_time=mean["residence_time"], queue_length=mean["queue_length"],
+                  utilization=mean["utilization"], converged=reached, iterations=spent,
+                  solve_seconds=time.perf_counter() - started, message=message,
+                  accuracy=f"{100 * confidence:g}% confidence intervals from "
+                           f"{'replications' if replications > 1 else 'batch means'}",
+                  half_width=half, confidence_level=confidence,
+                  extras={"events": spent, "simulated_time": float(total["time"]), "seed": int(seed)})

@@ -1,0 +1,141 @@
+"""The discrete-event simulation (``method="simulation"``) against exact MVA on product-form
+networks, against closed forms of single queues, and against its own invariants."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mva import ModelError, Network, Station, exact_mva, solve
+from mva.cli import main
+from mva.random_networks import random_closed_network
+
+COVERAGE_CASES = 200
+
+
+def _covered(estimate, half_width, exact):
+    return np.abs(np.asarray(estimate) - np.asarray(exact)) <= np.asarray(half_width) * (1 + 1e-9) + 1e-12
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    """Simulate 200 seeded random product-form networks (every station kind, 1-3 classes)
+    and count how often each 99% interval holds the exact MVA value."""
+    counts = {name: [0, 0] for name in ("throughput", "response_time", "queue_length", "little")}
+    for case in range(COVERAGE_CASES):
+        rng = np.random.default_rng(case)
+        net = random_closed_network(rng, int(rng.integers(1, 4)), int(rng.integers(1, 6)), max_population=8)
+        exact = exact_mva(net)
+        sim = solve(net, method="simulation", seed=case, events=60_000, confidence=0.99)
+        hw = sim.half_width
+        for name in ("throughput", "response_time", "queue_length"):
+            ok = _covered(getattr(sim, name), hw[name], getattr(exact, name))
+            counts[name][0] += int(ok.sum())
+            counts[name][1] += ok.size
+        # Little's law on every station and class, within the estimates' own uncertainty
+        little = np.abs(sim.queue_length - sim.residence_time * sim.throughput[None, :])
+        slack = hw["queue_length"] + sim.residence_time * hw["throughput"][None, :] \
+            + sim.throughput[None, :] * hw["residence_time"]
+        counts["little"][0] += int((little <= slack + 1e-12).sum())
+        counts["little"][1] += little.size
+    return {name: hit / total for name, (hit, total) in counts.items()}
+
+
+def test_intervals_cover_exact_mva_on_product_form_networks(coverage):
+    assert coverage["throughput"] >= 0.97, coverage
+    assert coverage["response_time"] >= 0.97, coverage
+    assert coverage["queue_length"] >= 0.97, coverage
+
+
+def test_littles_law_holds_within_the_intervals(coverage):
+    assert coverage["little"] >= 0.99, coverage
+
+
+def _erlang_c(servers: int, load: float) -> float:
+    """Probability of waiting in M/M/c with offered load ``load`` = lambda / mu (Erlang C)."""
+    top = load ** servers / math.factorial(servers) * servers / (servers - load)
+    return top / (sum(load ** k / math.factorial(k) for k in range(servers)) + top)
+
+
+@pytest.mark.parametrize("discipline", ["ps", "fcfs"])
+def test_mm1_and_mmc_means(discipline):
+    """M/M/1: Q = rho / (1 - rho); M/M/c: R = D + C(c, a) D / (c - a) (Erlang C); 99% intervals."""
+    mm1 = Network([Station("q", "queue", [1.0])], population=[0], arrival_rate=[0.8])
+    r = solve(mm1, method="simulation", events=2_000_000, seed=7, discipline=discipline, confidence=0.99)
+    for value, hw, exact in ((r.queue_length[0, 0], r.half_width["queue_length"][0, 0], 4.0),
+                             (r.response_time[0], r.half_width["response_time"][0], 5.0),
+                             (r.utilization[0, 0], r.half_width["utilization"][0, 0], 0.8),
+                             (r.throughput[0], r.half_width["throughput"][0], 0.8)):
+        assert abs(value - exact) <= hw, (value, hw, exact)
+    servers, rate, demand = 3, 2.4, 1.0
+    mmc = Network([Station("m", "multi", [demand], servers=servers)], population=[0], arrival_rate=[rate])
+    r = solve(mmc, method="simulation", events=2_000_000, seed=8, discipline=discipline, confidence=0.99)
+    exact = demand + _erlang_c(servers, rate * demand) * demand / (servers - rate * demand)
+    assert abs(r.response_time[0] - exact) <= r.half_width["response_time"][0]
+    assert abs(r.utilization[0, 0] - rate * demand / servers) <= r.half_width["utilization"][0, 0]
+
+
+def test_fcfs_with_class_independent_demands_is_product_form():
+    """FCFS with the same exponential demand for every class is BCMP: the intervals hold
+    the exact values; with class-dependent demands the simulation measures something else."""
+    net = Network([Station("cpu", "queue", [0.2, 0.2]), Station("disk", "multi", [0.3, 0.3], servers=2)],
+                  population=[4, 3], think_time=[1.0, 0.5])
+    exact = exact_mva(net)
+    sim = solve(net, method="simulation", events=1_000_000, seed=3, discipline="fcfs", confidence=0.99)
+    assert np.all(_covered(sim.throughput, sim.half_width["throughput"], exact.throughput))
+    assert np.all(_covered(sim.queue_length, sim.half_width["queue_length"], exact.queue_length))
+
+
+def test_open_and_mixed_networks():
+    net = Network([Station("cpu", "queue", [0.1, 0.05]), Station("disk", "queue", [0.08, 0.1])],
+                  population=[5, 0], think_time=[1.0, 0.0], arrival_rate=[0.0, 3.0])
+    exact = exact_mva(net)
+    sim = solve(net, method="simulation", events=1_000_000, seed=11, confidence=0.99)
+    assert np.all(_covered(sim.throughput, sim.half_width["throughput"], exact.throughput))
+    assert np.all(_covered(sim.response_time, sim.half_width["response_time"], exact.response_time))
+
+
+def test_same_seed_same_result_and_precision_mode():
+    net = Network([Station("cpu", "queue", [0.02]), Station("disk", "queue", [0.03])],
+                  population=[5], think_time=[0.5])
+    a = solve(net, method="simulation", events=50_000, seed=5)
+    b = solve(net, method="simulation", events=50_000, seed=5)
+    c = solve(net, method="simulation", events=50_000, seed=6)
+    assert a.throughput.tolist() == b.throughput.tolist() and a.queue_length.tolist() == b.queue_length.tolist()
+    assert a.throughput.tolist() != c.throughput.tolist()
+    precise = solve(net, method="simulation", events=50_000, seed=5, precision=0.002)
+    assert precise.converged and precise.half_width["throughput"][0] <= 0.002 * precise.throughput[0]
+    short = solve(net, method="simulation", events=50_000, seed=5, precision=1e-6, max_events=200_000)
+    assert not short.converged and "not reached" in short.message
+    reps = solve(net, method="simulation", events=20_000, seed=5, replications=4)
+    assert "4 replications" in reps.message and reps.half_width["throughput"][0] > 0
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"events": 0}, "events"), ({"seed": -1}, "seed"), ({"confidence": 1.5}, "confidence"),
+    ({"precision": 0}, "precision"), ({"discipline": "lifo"}, "discipline"), ({"batches": 1}, "batches"),
+])
+def test_bad_options_are_model_errors(options, field):
+    net = Network([Station("cpu", "queue", [0.02])], population=[2])
+    with pytest.raises(ModelError, match=field):
+        solve(net, method="simulation", **options)
+
+
+def test_saturated_open_load_is_refused():
+    net = Network([Station("q", "queue", [1.0])], population=[0], arrival_rate=[1.2])
+    with pytest.raises(ModelError, match="no steady state"):
+        solve(net, method="simulation", events=1000)
+
+
+def test_command_line_prints_intervals(capsys):
+    assert main(["solve", "data/examples/two-class.toml", "--method", "simulation", "--events", "20000",
+                 "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "95% confidence intervals" in out and " ± " in out
+    assert main(["solve", "data/examples/two-class.toml", "--method", "simulation", "--events", "20000",
+                 "--format", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "throughput_half_width" in header and "residence_time_half_width" in header
+    assert main(["solve", "data/examples/two-class.toml", "--seed", "2"]) == 2
+    assert "seed" in capsys.readouterr().err
