@@ -17,6 +17,7 @@ import numpy as np
 from .jit import jit
 
 KIND_QUEUE, KIND_DELAY, KIND_MULTI, KIND_LD = 0, 1, 2, 3
+PS, FCFS, PRIORITY = 0, 1, 2
 OUTSIDE = -1            # thinking (closed) or not in the system (open, free slot)
 
 
@@ -27,12 +28,24 @@ def seed(value):
 
 
 @jit(inline=True)
-def _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head):
+def _top_class(k, n_kc, rank):
+    """The class a priority station serves: the present one with the lowest rank."""
+    top = -1
+    for c in range(n_kc.shape[1]):
+        if n_kc[k, c] > 0 and (top < 0 or rank[k, c] < rank[k, top]):
+            top = c
+    return top
+
+
+@jit(inline=True)
+def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank):
     """Total departure rate of station ``k`` in the current state."""
     n = n_k[k]
     if n == 0:
         return 0.0
-    if fcfs[k]:
+    if disc[k] == PRIORITY:
+        return mu[k, _top_class(k, n_kc, rank)]
+    if disc[k] == FCFS:
         busy = min(n, servers[k]) if kind[k] == KIND_MULTI else 1
         size = fifo_cls.shape[1]
         rate = 0.0
@@ -53,10 +66,10 @@ def _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
 
 
 @jit
-def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rate, arrival_rate,
+def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rate, arrival_rate,
         clock, cust_class, cust_pos, cust_arrive, cust_start, cust_slot, free, n_free,
         n_kc, n_k, bag, fifo_id, fifo_cls, head, last_change, station_rate, busy_share, acc_q, acc_busy,
-        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag):
+        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag, rank):
     """Advance the chain by ``n_events`` events, adding to the accumulators.
 
     ``clock`` (1,) is the current time.  Customers: ``cust_class``, ``cust_pos`` (index in
@@ -130,7 +143,12 @@ def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rat
         else:
             k = station
             # --- the departing customer ------------------------------------------------
-            if fcfs[k]:
+            if disc[k] == PRIORITY:
+                # preemptive-resume: the top class departs; within it any customer, the
+                # same in the mean as FCFS for exponential service
+                c = _top_class(k, n_kc, rank)
+                cust = bag[k, c, int(residual * n_kc[k, c])]
+            elif disc[k] == FCFS:
                 busy = min(n_k[k], servers[k]) if kind[k] == KIND_MULTI else 1
                 i_pick = 0
                 if busy > 1:
@@ -168,7 +186,7 @@ def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rat
                 within = min(pick / r, 0.9999999999999999) if r > 0.0 and pick > 0.0 else 0.0
                 cust = bag[k, c, int(within * n_kc[k, c])]
             # time integrals up to now, then remove
-            _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)
+            _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)
             slot = cust_slot[cust]
             last = n_kc[k, c] - 1
             moved = bag[k, c, last]
@@ -178,7 +196,7 @@ def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rat
             n_k[k] -= 1
             acc_visits[k, c] += 1.0
             acc_sojourn[k, c] += t - cust_arrive[cust]
-            station_rate[k] = _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+            station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
             pos = cust_pos[cust] + 1
         # --- where the customer goes next --------------------------------------------------
         c = cust_class[cust]
@@ -200,24 +218,24 @@ def run(n_events, kind, fcfs, servers, capacity, mu, route, route_len, think_rat
             cust_start[cust] = t       # no think time: the next interaction starts at once
             pos = 0
         k = route[c, pos]
-        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)
         cust_pos[cust] = pos
         cust_arrive[cust] = t
         cust_slot[cust] = n_kc[k, c]
         bag[k, c, n_kc[k, c]] = cust
         n_kc[k, c] += 1
-        if fcfs[k]:
+        if disc[k] == FCFS:
             tail = (head[k] + n_k[k]) % size
             fifo_id[k, tail] = cust
             fifo_cls[k, tail] = c
         n_k[k] += 1
-        station_rate[k] = _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+        station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
     clock[0] = t
     return 0
 
 
 @jit(inline=True)
-def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size):
+def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank):
     """Add station k's state since its last change to the time integrals.  Under
     processor sharing each of n customers holds ``busy_share[k, n]`` of the station's
     capacity (1/n of one server; min(n, m)/(m n) of m; 1 at a delay station); under FCFS
@@ -228,7 +246,12 @@ def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, 
     if n == 0:
         return
     n_classes = n_kc.shape[1]
-    if fcfs[k]:
+    if disc[k] == PRIORITY:
+        for c in range(n_classes):
+            acc_q[k, c] += n_kc[k, c] * dt
+        acc_busy[k, _top_class(k, n_kc, rank)] += dt
+        return
+    if disc[k] == FCFS:
         for c in range(n_classes):
             acc_q[k, c] += n_kc[k, c] * dt
         share = busy_share[k, 1] * dt
@@ -242,14 +265,14 @@ def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, 
 
 
 @jit
-def station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head):
+def station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank):
     """:func:`_station_rate` for callers outside compiled code (the initial state)."""
-    return _station_rate(k, kind, fcfs, servers, capacity, mu, n_kc, n_k, fifo_cls, head)
+    return _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
 
 
 @jit
-def flush(t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head):
+def flush(t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, rank):
     """Bring every station's time integrals up to time ``t`` (end of a batch)."""
     size = fifo_cls.shape[1]
     for k in range(n_kc.shape[0]):
-        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, fcfs, fifo_cls, head, size)
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)

@@ -174,7 +174,7 @@ def _solver(args) -> dict:
     given = (("method", args.method), ("tol", args.tol), ("max_iter", args.max_iter),
              ("max_outer", args.max_outer), ("multiserver", args.multiserver), ("seed", args.seed),
              ("events", args.events), ("replications", args.replications), ("precision", args.precision),
-             ("confidence", args.confidence), ("discipline", args.discipline))
+             ("confidence", args.confidence))
     return {name: value for name, value in given if value is not None}
 
 
@@ -368,8 +368,6 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--precision", type=float, metavar="F",
                      help="run until every class's throughput is within this relative half-width")
     sim.add_argument("--confidence", type=float, metavar="P", help="level of the intervals (default 0.95)")
-    sim.add_argument("--discipline", choices=("ps", "fcfs"),
-                     help="how queue and multi stations share their servers (default ps)")
     solve_p.add_argument("--format", default="table", choices=("table", "json", "csv", "parquet"),
                          help="output format (default: table); json is one object per line per file or "
                               "case; parquet (sweeps, with -o) needs pyarrow")

@@ -32,6 +32,7 @@ from .errors import ModelError
 __all__ = ["Station", "Network", "STATION_KINDS"]
 
 STATION_KINDS = ("queue", "delay", "multi", "ld")
+DISCIPLINES = ("ps", "fcfs", "priority")
 
 
 def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
@@ -74,6 +75,14 @@ class Station:
         Number of identical servers; ``kind="multi"`` only.
     capacity : sequence of float, optional
         Relative capacity ``alpha(1), alpha(2), ...`` (> 0); ``kind="ld"`` only.
+    discipline : {"ps", "fcfs", "priority"}, default "ps"
+        How a ``queue`` or ``multi`` station shares its servers.  ``ps`` is product form
+        for any demands, ``fcfs`` only when every class has the same demand (the analytic
+        methods solve it as ``ps`` otherwise, and flag the result approximate);
+        ``priority`` (a single-server ``queue``: preemptive-resume by ``priority``) only
+        the simulation solves.
+    priority : sequence of int, one per class
+        ``discipline="priority"`` only: the class's priority, lower served first.
     """
 
     name: str
@@ -81,6 +90,8 @@ class Station:
     demand: tuple[float, ...]
     servers: int = 1
     capacity: tuple[float, ...] | None = None
+    discipline: str = "ps"
+    priority: tuple[int, ...] | None = None
 
     def __post_init__(self):
         where = f"station[{self.name}]"
@@ -112,6 +123,27 @@ class Station:
             object.__setattr__(self, "capacity", cap)
         elif self.capacity is not None:
             raise ModelError(f"{where}.capacity", f"only an 'ld' station has a capacity list (type is {self.kind!r})")
+        if self.discipline not in DISCIPLINES:
+            raise ModelError(f"{where}.discipline",
+                             f"unknown discipline {self.discipline!r}; valid: {', '.join(DISCIPLINES)}")
+        if self.discipline != "ps" and self.kind not in ("queue", "multi"):
+            raise ModelError(f"{where}.discipline", f"only queue and multi stations take a discipline "
+                                                    f"(type is {self.kind!r})")
+        if self.discipline == "priority":
+            if self.kind != "queue":
+                raise ModelError(f"{where}.discipline", "priority is implemented for single-server queues")
+            if self.priority is None:
+                raise ModelError(f"{where}.priority", "a priority station needs one priority per class "
+                                                      "(lower served first)")
+            prio = _as_sequence(self.priority, f"{where}.priority")
+            if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in prio):
+                raise ModelError(f"{where}.priority", f"must be a list of integers, got {self.priority!r}")
+            if len(prio) != len(demand):
+                raise ModelError(f"{where}.priority", f"has {len(prio)} entries, expected {len(demand)} (one "
+                                                      "per class)")
+            object.__setattr__(self, "priority", tuple(int(p) for p in prio))
+        elif self.priority is not None:
+            raise ModelError(f"{where}.priority", "only a station with discipline = \"priority\" takes priorities")
 
     def capacity_function(self) -> np.ndarray | None:
         """``alpha(1..J)`` with ``alpha(j) = alpha(J)`` for ``j > J``; ``None`` for a delay.

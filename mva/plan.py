@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .errors import SaturationError
+from .errors import ModelError, SaturationError
 from .network import Network
 from .open import open_load_effect
 from .result import Result
@@ -72,6 +72,10 @@ class SolverPlan:
     """
 
     def __init__(self, network: Network):
+        for station in network.stations:
+            if station.discipline == "priority":
+                raise ModelError(f"station[{station.name}].discipline", "priority scheduling is not product "
+                                                                        "form: solve it with method simulation")
         demand = network.demands
         M, _ = demand.shape
         self.capacities = [s.capacity_function() for s in network.stations]

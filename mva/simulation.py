@@ -11,8 +11,10 @@ what MVA only approximates.
 
 Stations: ``queue`` (one server), ``delay`` (infinite servers), ``multi`` (``servers``),
 ``ld`` (rate ``capacity[j-1]`` times the one-customer rate with j present).  Queues and
-multi-servers share by processor sharing unless ``discipline="fcfs"``; the
-exponential service makes both exact CTMC draws (:mod:`mva._simulation_kernel`).
+multi-servers share by processor sharing unless the station's ``discipline`` is
+``fcfs``, or ``priority`` (preemptive-resume by the station's per-class ``priority``,
+lower first); exponential service makes each an exact CTMC draw
+(:mod:`mva._simulation_kernel`).
 
 Output analysis: batch means (Law & Kelton, *Simulation Modeling and Analysis*, 3rd ed.,
 §9.5.3) after a warm-up that is discarded; the half-width of the ``confidence`` interval
@@ -37,20 +39,25 @@ __all__ = ["simulate", "MEASURES"]
 MEASURES = ("throughput", "response_time", "residence_time", "queue_length", "utilization")
 
 KINDS = {"queue": 0, "delay": 1, "multi": 2, "ld": 3}
+DISCIPLINES = {"ps": 0, "fcfs": 1, "priority": 2}
 OPEN_POOL = 100_000          # most open customers in the system at once
 
 
 class _Chain:
     """The simulated network's state and the arrays the kernel works on."""
 
-    def __init__(self, network: Network, discipline: str, seed: int):
+    def __init__(self, network: Network, seed: int):
         from . import _simulation_kernel as kernel
 
         self.kernel = kernel
         m, c = network.n_stations, network.n_classes
         demands = network.demands
         self.kind = np.array([KINDS[s.kind] for s in network.stations], dtype=np.int64)
-        self.fcfs = np.array([discipline == "fcfs" and s.kind in ("queue", "multi") for s in network.stations])
+        self.disc = np.array([DISCIPLINES[s.discipline] for s in network.stations], dtype=np.int64)
+        self.rank = np.zeros((m, c), dtype=np.int64)
+        for k, s in enumerate(network.stations):
+            if s.priority is not None:
+                self.rank[k] = s.priority
         self.servers = np.array([s.servers if s.kind == "multi" else 1 for s in network.stations], dtype=np.int64)
         caps = [s.capacity_function() for s in network.stations]
         width = max([len(cp) for cp in caps if cp is not None] or [1])
@@ -100,7 +107,7 @@ class _Chain:
                 servers = pool
             else:
                 self.busy_share[k, 1:] = np.minimum(n, servers) / servers / n
-            if self.fcfs[k]:
+            if self.disc[k] == DISCIPLINES["fcfs"]:
                 self.busy_share[k, 1] = 1.0 / servers
             self.busy_share[k, 0] = servers
         self.thinking = np.zeros(c, dtype=np.int64)
@@ -127,8 +134,9 @@ class _Chain:
         self.fifo_id[k, self.n_k[k]] = cust
         self.fifo_cls[k, self.n_k[k]] = cls
         self.n_k[k] += 1
-        self.station_rate[k] = self.kernel.station_rate(k, self.kind, self.fcfs, self.servers, self.capacity,
-                                                        self.mu, self.n_kc, self.n_k, self.fifo_cls, self.head)
+        self.station_rate[k] = self.kernel.station_rate(k, self.kind, self.disc, self.servers, self.capacity,
+                                                        self.mu, self.n_kc, self.n_k, self.fifo_cls, self.head,
+                                                        self.rank)
 
     def run(self, events: int) -> dict:
         """Advance ``events`` events; the batch's measures (rates per time unit)."""
@@ -136,18 +144,19 @@ class _Chain:
         acc = {"q": np.zeros((m, c)), "busy": np.zeros((m, c)), "visits": np.zeros((m, c)),
                "sojourn": np.zeros((m, c)), "done": np.zeros(c), "response": np.zeros(c)}
         start = self.clock[0]
-        status = self.kernel.run(events, self.kind, self.fcfs, self.servers, self.capacity, self.mu, self.route,
+        status = self.kernel.run(events, self.kind, self.disc, self.servers, self.capacity, self.mu, self.route,
                                  self.route_len, self.think_rate, self.arrival_rate, self.clock, self.cust_class,
                                  self.cust_pos, self.cust_arrive, self.cust_start, self.cust_slot, self.free,
                                  self.n_free, self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head,
                                  self.last_change, self.station_rate, self.busy_share, acc["q"], acc["busy"],
                                  acc["visits"],
-                                 acc["sojourn"], acc["done"], acc["response"], self.thinking, self.think_bag)
+                                 acc["sojourn"], acc["done"], acc["response"], self.thinking, self.think_bag,
+                                 self.rank)
         if status == 1:
             raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
                                                      "load saturates a station (no steady state)")
         self.kernel.flush(self.clock[0], self.n_kc, self.n_k, self.last_change, acc["q"], acc["busy"],
-                          self.busy_share, self.fcfs, self.fifo_cls, self.head)
+                          self.busy_share, self.disc, self.fifo_cls, self.head, self.rank)
         acc["time"] = self.clock[0] - start
         return acc
 
@@ -171,7 +180,7 @@ def _merge(a: dict, b: dict) -> dict:
 
 def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
              batches: int = 20, replications: int = 1, confidence: float = 0.95, precision: float | None = None,
-             max_events: int = 200_000_000, discipline: str = "ps") -> Result:
+             max_events: int = 200_000_000) -> Result:
     """Simulate ``network`` and estimate its measures with confidence intervals.
 
     Parameters
@@ -193,8 +202,6 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
     precision : float, optional
         Continue until every class's throughput half-width is at most this fraction of
         it (``events`` is then the first run's length), or ``max_events`` are spent.
-    discipline : {"ps", "fcfs"}
-        How ``queue`` and ``multi`` stations share their servers.
 
     Returns
     -------
@@ -220,8 +227,6 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
-    if discipline not in ("ps", "fcfs"):
-        raise ModelError("discipline", f"must be ps or fcfs, got {discipline!r}")
     open_load = network.demands[:, network.is_open] @ np.asarray(network.arrival_rate)[network.is_open]
     for k, s in enumerate(network.stations):
         capacity = s.servers if s.kind == "multi" else (max(s.capacity_function()) if s.kind == "ld" else 1)
@@ -254,7 +259,7 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         return bool(np.all((x <= 0) | (h <= precision * x)))
 
     def replication(index):
-        chain = _Chain(network, discipline, int(seed) + index)
+        chain = _Chain(network, int(seed) + index)
         chain.run(warmup)
         whole = chain.run(events)
         return whole
@@ -272,7 +277,7 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
             mean, half, total = estimate(kept)
         how = f"{len(kept)} replications of {warmup:,} + {events:,} events, seeds {seed}-{seed + len(kept) - 1}"
     else:
-        chain = _Chain(network, discipline, int(seed))
+        chain = _Chain(network, int(seed))
         chain.run(warmup)
         size = max(1, events // batches)
         kept = [chain.run(size) for _ in range(batches)]

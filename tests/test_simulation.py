@@ -61,16 +61,17 @@ def _erlang_c(servers: int, load: float) -> float:
 @pytest.mark.parametrize("discipline", ["ps", "fcfs"])
 def test_mm1_and_mmc_means(discipline):
     """M/M/1: Q = rho / (1 - rho); M/M/c: R = D + C(c, a) D / (c - a) (Erlang C); 99% intervals."""
-    mm1 = Network([Station("q", "queue", [1.0])], population=[0], arrival_rate=[0.8])
-    r = solve(mm1, method="simulation", events=2_000_000, seed=7, discipline=discipline, confidence=0.99)
+    mm1 = Network([Station("q", "queue", [1.0], discipline=discipline)], population=[0], arrival_rate=[0.8])
+    r = solve(mm1, method="simulation", events=2_000_000, seed=7, confidence=0.99)
     for value, hw, exact in ((r.queue_length[0, 0], r.half_width["queue_length"][0, 0], 4.0),
                              (r.response_time[0], r.half_width["response_time"][0], 5.0),
                              (r.utilization[0, 0], r.half_width["utilization"][0, 0], 0.8),
                              (r.throughput[0], r.half_width["throughput"][0], 0.8)):
         assert abs(value - exact) <= hw, (value, hw, exact)
     servers, rate, demand = 3, 2.4, 1.0
-    mmc = Network([Station("m", "multi", [demand], servers=servers)], population=[0], arrival_rate=[rate])
-    r = solve(mmc, method="simulation", events=2_000_000, seed=8, discipline=discipline, confidence=0.99)
+    mmc = Network([Station("m", "multi", [demand], servers=servers, discipline=discipline)], population=[0],
+                  arrival_rate=[rate])
+    r = solve(mmc, method="simulation", events=2_000_000, seed=8, confidence=0.99)
     exact = demand + _erlang_c(servers, rate * demand) * demand / (servers - rate * demand)
     assert abs(r.response_time[0] - exact) <= r.half_width["response_time"][0]
     assert abs(r.utilization[0, 0] - rate * demand / servers) <= r.half_width["utilization"][0, 0]
@@ -79,10 +80,12 @@ def test_mm1_and_mmc_means(discipline):
 def test_fcfs_with_class_independent_demands_is_product_form():
     """FCFS with the same exponential demand for every class is BCMP: the intervals hold
     the exact values; with class-dependent demands the simulation measures something else."""
-    net = Network([Station("cpu", "queue", [0.2, 0.2]), Station("disk", "multi", [0.3, 0.3], servers=2)],
+    net = Network([Station("cpu", "queue", [0.2, 0.2], discipline="fcfs"),
+                   Station("disk", "multi", [0.3, 0.3], servers=2, discipline="fcfs")],
                   population=[4, 3], think_time=[1.0, 0.5])
     exact = exact_mva(net)
-    sim = solve(net, method="simulation", events=1_000_000, seed=3, discipline="fcfs", confidence=0.99)
+    assert solve(net).accuracy == "exact"             # class-independent FCFS: product form
+    sim = solve(net, method="simulation", events=1_000_000, seed=3, confidence=0.99)
     assert np.all(_covered(sim.throughput, sim.half_width["throughput"], exact.throughput))
     assert np.all(_covered(sim.queue_length, sim.half_width["queue_length"], exact.queue_length))
 
@@ -114,7 +117,7 @@ def test_same_seed_same_result_and_precision_mode():
 
 @pytest.mark.parametrize("options, field", [
     ({"events": 0}, "events"), ({"seed": -1}, "seed"), ({"confidence": 1.5}, "confidence"),
-    ({"precision": 0}, "precision"), ({"discipline": "lifo"}, "discipline"), ({"batches": 1}, "batches"),
+    ({"precision": 0}, "precision"), ({"batches": 1}, "batches"),
 ])
 def test_bad_options_are_model_errors(options, field):
     net = Network([Station("cpu", "queue", [0.02])], population=[2])
@@ -139,3 +142,53 @@ def test_command_line_prints_intervals(capsys):
     assert "throughput_half_width" in header and "residence_time_half_width" in header
     assert main(["solve", "data/examples/two-class.toml", "--seed", "2"]) == 2
     assert "seed" in capsys.readouterr().err
+
+
+def test_preemptive_priority_mm1_against_the_closed_form():
+    """Two classes on one exponential server, class 0 first (preemptive-resume):
+    T_k = S_k / (1 - s_{k-1}) + sum_{i<=k} lambda_i S_i^2 / ((1 - s_{k-1})(1 - s_k)), s_k the
+    load of classes 0..k (Harchol-Balter, Performance Modeling and Design of Computer
+    Systems, 2013, ch. 32, with E[S^2] / 2 = S^2)."""
+    rates, service = [0.3, 0.4], [1.0, 0.5]
+    net = Network([Station("cpu", "queue", service, discipline="priority", priority=[0, 1])],
+                  classes=["high", "low"], population=[0, 0], arrival_rate=rates)
+    sim = solve(net, method="simulation", events=3_000_000, seed=4, confidence=0.99)
+    load = np.cumsum(np.multiply(rates, service))
+    residual = np.cumsum(np.multiply(rates, np.square(service)))
+    before = np.concatenate(([0.0], load[:-1]))
+    exact = np.asarray(service) / (1 - before) + residual / ((1 - before) * (1 - load))
+    assert np.all(_covered(sim.response_time, sim.half_width["response_time"], exact)), (sim.response_time, exact)
+    # the low class waits much longer than under processor sharing
+    ps = exact_mva(Network([Station("cpu", "queue", service)], population=[0, 0], arrival_rate=rates))
+    assert sim.response_time[1] > 1.5 * ps.response_time[1]
+    with pytest.raises(ModelError, match="priority scheduling is not product form"):
+        solve(net)
+
+
+def test_fcfs_with_class_dependent_demands_is_flagged_and_measured():
+    net = Network([Station("cpu", "queue", [0.05, 0.5], discipline="fcfs"), Station("disk", "queue", [0.1, 0.1])],
+                  population=[6, 2], think_time=[1.0, 1.0])
+    mva = solve(net)
+    assert mva.accuracy.startswith("approximate: FCFS with class-dependent demands at cpu")
+    sim = solve(net, method="simulation", events=1_000_000, seed=9, confidence=0.99)
+    # FCFS makes the short class wait behind the long one: slower than the PS answer
+    assert sim.response_time[0] - sim.half_width["response_time"][0] > mva.response_time[0]
+
+
+@pytest.mark.parametrize("station, field, words", [
+    ({"discipline": "lifo"}, "discipline", "unknown discipline"),
+    ({"discipline": "priority"}, "priority", "needs one priority per class"),
+    ({"discipline": "priority", "priority": [0]}, "priority", "expected 2"),
+    ({"discipline": "ps", "priority": [0, 1]}, "priority", "only a station with discipline"),
+    ({"type": "delay", "discipline": "fcfs"}, "discipline", "only queue and multi"),
+])
+def test_discipline_fields_in_files_are_one_line_errors(tmp_path, capsys, station, field, words):
+    import tomli_w
+
+    doc = {"network": {"classes": ["a", "b"], "population": [1, 1]},
+           "station": [{"name": "cpu", "type": "queue", "demand": [0.1, 0.2], **station}]}
+    path = tmp_path / "net.toml"
+    path.write_text(tomli_w.dumps(doc))
+    assert main(["solve", str(path), "--method", "simulation", "--events", "1000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"station[cpu].{field}" in err and words in err, err
