@@ -16,8 +16,11 @@ import numpy as np
 
 from .jit import jit
 
-KIND_QUEUE, KIND_DELAY, KIND_MULTI, KIND_LD = 0, 1, 2, 3
-PS, FCFS, PRIORITY = 0, 1, 2
+#: Station types and disciplines as the kernel numbers them (:mod:`mva.simulation` maps names).
+KIND_CODES = {"queue": 0, "delay": 1, "multi": 2, "ld": 3}
+DISCIPLINE_CODES = {"ps": 0, "fcfs": 1, "priority": 2}
+KIND_MULTI, KIND_LD, KIND_DELAY = KIND_CODES["multi"], KIND_CODES["ld"], KIND_CODES["delay"]
+FCFS, PRIORITY = DISCIPLINE_CODES["fcfs"], DISCIPLINE_CODES["priority"]
 OUTSIDE = -1            # thinking (closed) or not in the system (open, free slot)
 
 
@@ -69,7 +72,7 @@ def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
 def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rate, arrival_rate,
         clock, cust_class, cust_pos, cust_arrive, cust_start, cust_slot, free, n_free,
         n_kc, n_k, bag, fifo_id, fifo_cls, head, last_change, station_rate, busy_share, acc_q, acc_busy,
-        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag, rank):
+        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag, rank, entering, n_entering):
     """Advance the chain by ``n_events`` events, adding to the accumulators.
 
     ``clock`` (1,) is the current time.  Customers: ``cust_class``, ``cust_pos`` (index in
@@ -79,7 +82,8 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
     arrivals.  Stations: ``n_kc``, ``n_k``, ``bag`` (ids per station and class),
     ``fifo_id``/``fifo_cls``/``head`` (arrival order, for FCFS), ``last_change`` and the
     cached ``station_rate``.  ``thinking`` (C,) counts closed customers at the terminals,
-    ``think_bag`` (C, P) holds their ids.
+    ``think_bag`` (C, P) holds their ids; ``entering``/``n_entering`` hold closed customers
+    without think time still to be placed at their first station (the initial state).
     Accumulators: ``acc_q``/``acc_busy`` (M, C) time integrals of the number present and
     of the class's share of busy servers; ``acc_visits``/``acc_sojourn`` (M, C) visits
     completed and their total time; ``acc_done``/``acc_response`` (C,) interactions
@@ -90,114 +94,122 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
     size = fifo_id.shape[1]
     t = clock[0]
     for _ in range(n_events):
-        think_total = 0.0
-        for c in range(n_classes):
-            think_total += thinking[c] * think_rate[c] + arrival_rate[c]
-        total = think_total
-        for k in range(n_stations):
-            total += station_rate[k]
-        if total <= 0.0:
-            break
-        t += -np.log(1.0 - np.random.random()) / total
-        pick = np.random.random() * total
-        # --- which event: entities 0..M-1 are stations, then per class a terminal
-        # completion (M + 2c) and an open arrival (M + 2c + 1); rounding falls back on the
-        # last entity with a positive rate
-        chosen = -1
-        last_positive = -1
-        for e in range(n_stations + 2 * n_classes):
-            if e < n_stations:
-                r = station_rate[e]
-            elif (e - n_stations) % 2 == 0:
-                r = thinking[(e - n_stations) // 2] * think_rate[(e - n_stations) // 2]
-            else:
-                r = arrival_rate[(e - n_stations) // 2]
-            if r > 0.0:
-                last_positive = e
-                if pick < r:
-                    chosen = e
-                    break
-                pick -= r
-        if chosen < 0:
-            chosen = last_positive
-            pick = 0.0
-        # the residual of the draw within the chosen entity is uniform on [0, 1) again:
-        # reuse it for the choices below instead of drawing anew
-        residual = min(pick / r, 0.9999999999999999) if chosen < n_stations and pick > 0.0 else 0.0
-        station = chosen if chosen < n_stations else -1
-        if station < 0:
-            c = (chosen - n_stations) // 2
-            if (chosen - n_stations) % 2 == 1:
-                if n_free[0] == 0:
-                    clock[0] = t
-                    return 1
-                n_free[0] -= 1
-                cust = free[n_free[0]]
-                cust_class[cust] = c
-            else:
-                # any thinking customer of class c (they are identical): the last in its bag
-                thinking[c] -= 1
-                cust = think_bag[c, thinking[c]]
+        if n_entering[0] > 0:
+            # a closed customer without think time placed at its first station at the start
+            n_entering[0] -= 1
+            cust = entering[n_entering[0]]
             cust_start[cust] = t
             pos = 0
         else:
-            k = station
-            # --- the departing customer ------------------------------------------------
-            if disc[k] == PRIORITY:
-                # preemptive-resume: the top class departs; within it any customer, the
-                # same in the mean as FCFS for exponential service
-                c = _top_class(k, n_kc, rank)
-                cust = bag[k, c, int(residual * n_kc[k, c])]
-            elif disc[k] == FCFS:
-                busy = min(n_k[k], servers[k]) if kind[k] == KIND_MULTI else 1
-                i_pick = 0
-                if busy > 1:
-                    pick = residual * station_rate[k]
-                    for i in range(busy):
-                        r = mu[k, fifo_cls[k, (head[k] + i) % size]]
-                        if pick < r:
-                            i_pick = i
-                            break
-                        pick -= r
-                        i_pick = i
-                cust = fifo_id[k, (head[k] + i_pick) % size]
-                # close the gap: shift the i_pick older customers up by one
-                for i in range(i_pick, 0, -1):
-                    fifo_id[k, (head[k] + i) % size] = fifo_id[k, (head[k] + i - 1) % size]
-                    fifo_cls[k, (head[k] + i) % size] = fifo_cls[k, (head[k] + i - 1) % size]
-                head[k] = (head[k] + 1) % size
-                c = cust_class[cust]
-            else:
-                weight = 0.0
-                for c2 in range(n_classes):
-                    weight += n_kc[k, c2] * mu[k, c2]
-                pick = residual * weight
-                c = n_classes - 1
-                r = 0.0
-                for c2 in range(n_classes):
-                    r = n_kc[k, c2] * mu[k, c2]
-                    if pick < r and n_kc[k, c2] > 0:
-                        c = c2
+            think_total = 0.0
+            for c in range(n_classes):
+                think_total += thinking[c] * think_rate[c] + arrival_rate[c]
+            total = think_total
+            for k in range(n_stations):
+                total += station_rate[k]
+            if total <= 0.0:
+                break
+            t += -np.log(1.0 - np.random.random()) / total
+            pick = np.random.random() * total
+            # --- which event: entities 0..M-1 are stations, then per class a terminal
+            # completion (M + 2c) and an open arrival (M + 2c + 1); rounding falls back on the
+            # last entity with a positive rate
+            chosen = -1
+            last_positive = -1
+            for e in range(n_stations + 2 * n_classes):
+                if e < n_stations:
+                    r = station_rate[e]
+                elif (e - n_stations) % 2 == 0:
+                    r = thinking[(e - n_stations) // 2] * think_rate[(e - n_stations) // 2]
+                else:
+                    r = arrival_rate[(e - n_stations) // 2]
+                if r > 0.0:
+                    last_positive = e
+                    if pick < r:
+                        chosen = e
                         break
                     pick -= r
-                while n_kc[k, c] == 0:          # rounding at the end of the scan
-                    c -= 1
+            if chosen < 0:
+                chosen = last_positive
+                pick = 0.0
+            # the residual of the draw within the chosen entity is uniform on [0, 1) again:
+            # reuse it for the choices below instead of drawing anew
+            residual = min(pick / r, 0.9999999999999999) if chosen < n_stations and pick > 0.0 else 0.0
+            station = chosen if chosen < n_stations else -1
+            if station < 0:
+                c = (chosen - n_stations) // 2
+                if (chosen - n_stations) % 2 == 1:
+                    if n_free[0] == 0:
+                        clock[0] = t
+                        return 1
+                    n_free[0] -= 1
+                    cust = free[n_free[0]]
+                    cust_class[cust] = c
+                else:
+                    # any thinking customer of class c (they are identical): the last in its bag
+                    thinking[c] -= 1
+                    cust = think_bag[c, thinking[c]]
+                cust_start[cust] = t
+                pos = 0
+            else:
+                k = station
+                # --- the departing customer ------------------------------------------------
+                if disc[k] == PRIORITY:
+                    # preemptive-resume: the top class departs; within it any customer, the
+                    # same in the mean as FCFS for exponential service
+                    c = _top_class(k, n_kc, rank)
+                    cust = bag[k, c, int(residual * n_kc[k, c])]
+                elif disc[k] == FCFS:
+                    busy = min(n_k[k], servers[k]) if kind[k] == KIND_MULTI else 1
+                    i_pick = 0
+                    if busy > 1:
+                        pick = residual * station_rate[k]
+                        for i in range(busy):
+                            r = mu[k, fifo_cls[k, (head[k] + i) % size]]
+                            if pick < r:
+                                i_pick = i
+                                break
+                            pick -= r
+                            i_pick = i
+                    cust = fifo_id[k, (head[k] + i_pick) % size]
+                    # close the gap: shift the i_pick older customers up by one
+                    for i in range(i_pick, 0, -1):
+                        fifo_id[k, (head[k] + i) % size] = fifo_id[k, (head[k] + i - 1) % size]
+                        fifo_cls[k, (head[k] + i) % size] = fifo_cls[k, (head[k] + i - 1) % size]
+                    head[k] = (head[k] + 1) % size
+                    c = cust_class[cust]
+                else:
+                    weight = 0.0
+                    for c2 in range(n_classes):
+                        weight += n_kc[k, c2] * mu[k, c2]
+                    pick = residual * weight
+                    c = n_classes - 1
                     r = 0.0
-                within = min(pick / r, 0.9999999999999999) if r > 0.0 and pick > 0.0 else 0.0
-                cust = bag[k, c, int(within * n_kc[k, c])]
-            # time integrals up to now, then remove
-            _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)
-            slot = cust_slot[cust]
-            last = n_kc[k, c] - 1
-            moved = bag[k, c, last]
-            bag[k, c, slot] = moved
-            cust_slot[moved] = slot
-            n_kc[k, c] -= 1
-            n_k[k] -= 1
-            acc_visits[k, c] += 1.0
-            acc_sojourn[k, c] += t - cust_arrive[cust]
-            station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
-            pos = cust_pos[cust] + 1
+                    for c2 in range(n_classes):
+                        r = n_kc[k, c2] * mu[k, c2]
+                        if pick < r and n_kc[k, c2] > 0:
+                            c = c2
+                            break
+                        pick -= r
+                    while n_kc[k, c] == 0:          # rounding at the end of the scan
+                        c -= 1
+                        r = 0.0
+                    within = min(pick / r, 0.9999999999999999) if r > 0.0 and pick > 0.0 else 0.0
+                    cust = bag[k, c, int(within * n_kc[k, c])]
+                # time integrals up to now, then remove
+                _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head,
+                           size, rank)
+                slot = cust_slot[cust]
+                last = n_kc[k, c] - 1
+                moved = bag[k, c, last]
+                bag[k, c, slot] = moved
+                cust_slot[moved] = slot
+                n_kc[k, c] -= 1
+                n_k[k] -= 1
+                acc_visits[k, c] += 1.0
+                acc_sojourn[k, c] += t - cust_arrive[cust]
+                station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
+                pos = cust_pos[cust] + 1
         # --- where the customer goes next --------------------------------------------------
         c = cust_class[cust]
         if pos >= route_len[c]:
@@ -218,7 +230,8 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
             cust_start[cust] = t       # no think time: the next interaction starts at once
             pos = 0
         k = route[c, pos]
-        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head, size,
+                   rank)
         cust_pos[cust] = pos
         cust_arrive[cust] = t
         cust_slot[cust] = n_kc[k, c]
@@ -235,11 +248,13 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
 
 
 @jit(inline=True)
-def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank):
+def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head, size,
+               rank):
     """Add station k's state since its last change to the time integrals.  Under
     processor sharing each of n customers holds ``busy_share[k, n]`` of the station's
     capacity (1/n of one server; min(n, m)/(m n) of m; 1 at a delay station); under FCFS
-    each of the first ``busy_share[k, 0]`` customers holds ``busy_share[k, 1]``."""
+    each customer in service holds one of the station's ``servers[k]``; under priority
+    the served class holds the one server."""
     dt = t - last_change[k]
     last_change[k] = t
     n = n_k[k]
@@ -254,8 +269,8 @@ def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, 
     if disc[k] == FCFS:
         for c in range(n_classes):
             acc_q[k, c] += n_kc[k, c] * dt
-        share = busy_share[k, 1] * dt
-        for i in range(min(n, int(busy_share[k, 0]))):
+        share = dt / servers[k]
+        for i in range(min(n, servers[k])):
             acc_busy[k, fifo_cls[k, (head[k] + i) % size]] += share
         return
     share = busy_share[k, n] * dt
@@ -265,14 +280,9 @@ def _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, 
 
 
 @jit
-def station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank):
-    """:func:`_station_rate` for callers outside compiled code (the initial state)."""
-    return _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
-
-
-@jit
-def flush(t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, rank):
+def flush(t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head, rank):
     """Bring every station's time integrals up to time ``t`` (end of a batch)."""
     size = fifo_cls.shape[1]
     for k in range(n_kc.shape[0]):
-        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, fifo_cls, head, size, rank)
+        _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head, size,
+                   rank)

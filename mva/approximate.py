@@ -114,7 +114,7 @@ def _seidmann(network: Network):
     for s in network.stations:
         if s.kind != "multi" or s.servers == 1:
             groups.append([len(stations)])
-            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand))
+            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand, discipline=s.discipline))
             continue
         m = s.servers
         delay_name = f"{s.name}~delay"
@@ -122,7 +122,7 @@ def _seidmann(network: Network):
             delay_name += "~"
         taken.add(delay_name)
         groups.append([len(stations), len(stations) + 1])
-        stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand)))
+        stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand), discipline=s.discipline))
         stations.append(Station(delay_name, "delay", tuple(d * (m - 1) / m for d in s.demand)))
     return network.replace(stations=stations), groups
 

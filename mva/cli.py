@@ -45,7 +45,7 @@ def _headed(name: str, units: dict) -> str:
     return f"{name} [{units[name]}]" if units.get(name) else name
 
 
-def _format_table(net_name: str, path: str, result, time_unit: str = "time unit") -> str:
+def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
     out = io.StringIO()
     title = net_name or os.path.basename(path)
     out.write(f"{title}  (method: {result.method}, solve time {result.solve_seconds * 1e3:.3f} ms)\n")
@@ -313,16 +313,14 @@ def _cmd_solve(args) -> int:
                     out.write(("\n" if i else "") + _format_model_table(path, payload))
                 first["model"] = False
             else:
-                network, result = payload.extras["network"], payload.extras["result"]
+                network, result, unit = (payload.extras[k] for k in ("network", "result", "time_unit"))
                 if args.format == "json":
-                    record = {"file": path, "network": network.name,
-                              "time_unit": payload.units.get("response_time", "time unit"), **result.to_dict()}
+                    record = {"file": path, "network": network.name, "time_unit": unit, **result.to_dict()}
                     out.write(json.dumps(record) + "\n")
                 elif args.format == "csv":
                     out.write(_format_csv(path, result, len(results) > 1, header=first["network"]))
                 else:
-                    time_unit = payload.units.get("response_time", "time unit")
-                    out.write(("\n" if i else "") + _format_table(network.name, path, result, time_unit))
+                    out.write(("\n" if i else "") + _format_table(network.name, path, result, unit))
                 first["network"] = False
     finally:
         if close:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
-from .files import time_unit
+from .files import DEFAULT_TIME_UNIT, time_unit
 from .modelkind import ModelSolution, Parameter, hashable, resolve_values
 
 __all__ = ["NetworkKind", "NetworkModel"]
@@ -201,7 +201,7 @@ class NetworkModel:
 
     kind = "network"
 
-    def __init__(self, network, name: str, method: str, options: dict, time_unit: str = "time unit"):
+    def __init__(self, network, name: str, method: str, options: dict, time_unit: str = DEFAULT_TIME_UNIT):
         self.network = network
         self.name = name
         self.method = method
@@ -233,10 +233,12 @@ class NetworkModel:
         return out
 
     def solve(self) -> ModelSolution:
-        """The solution; ``extras["result"]`` holds the full per-class, per-station result."""
+        """The solution; ``extras`` hold the full per-class, per-station ``result``, the
+        ``network`` and its ``time_unit``."""
         result = self.solve_result()
         message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
         outputs = self.outputs(result)
         return ModelSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
-                             result.solve_seconds, message, {"result": result, "network": self.network},
+                             result.solve_seconds, message,
+                             {"result": result, "network": self.network, "time_unit": self.time_unit},
                              self.units(outputs))

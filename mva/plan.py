@@ -19,10 +19,10 @@ from .network import Network
 from .open import open_load_effect
 from .result import Result
 
-__all__ = ["SolverPlan", "assemble_result"]
+__all__ = ["SolverPlan", "assemble_result", "pack_capacities", "open_load", "check_open_saturation"]
 
 
-def _pack_capacities(capacities):
+def pack_capacities(capacities):
     """(M, Jmax) padded capacity table, J per station, delay mask."""
     M = len(capacities)
     is_delay = np.array([c is None for c in capacities], dtype=np.bool_)
@@ -36,17 +36,29 @@ def _pack_capacities(capacities):
     return is_delay, table, cap_len
 
 
-def _check_open_saturation(network: Network, capacities, open_load):
+def open_load(network: Network) -> np.ndarray:
+    """Open load a_k = sum over open classes of lambda_c D_kc at each station (M,)."""
+    mask = network.is_open
+    if not mask.any():
+        return np.zeros(network.n_stations)
+    return network.demands[:, mask] @ np.asarray(network.arrival_rate, dtype=float)[mask]
+
+
+def check_open_saturation(network: Network, capacities=None, load=None) -> None:
+    """SaturationError naming the first station whose open load reaches its full capacity
+    alpha(J) (no steady state); ``capacities`` and ``load`` are derived when not given."""
+    capacities = [s.capacity_function() for s in network.stations] if capacities is None else capacities
+    load = open_load(network) if load is None else load
     for k, (station, cap) in enumerate(zip(network.stations, capacities)):
-        if cap is None or open_load[k] == 0:
+        if cap is None or load[k] == 0:
             continue
         limit = cap[-1]
-        if open_load[k] >= limit:
+        if load[k] >= limit:
             what = {"multi": f" on {station.servers} servers", "ld": f" at full capacity {limit:g}"}
             raise SaturationError(
                 f"station[{station.name}]",
-                f"open traffic saturates the station: utilisation {open_load[k] / limit:.4g} >= 1 "
-                f"(open load {open_load[k]:.4g}{what.get(station.kind, '')}); no steady state exists")
+                f"open traffic saturates the station: utilisation {load[k] / limit:.4g} >= 1 "
+                f"(open load {load[k]:.4g}{what.get(station.kind, '')}); no steady state exists")
 
 
 class SolverPlan:
@@ -72,19 +84,24 @@ class SolverPlan:
     """
 
     def __init__(self, network: Network):
+        demand = network.demands
         for station in network.stations:
             if station.discipline == "priority":
                 raise ModelError(f"station[{station.name}].discipline", "priority scheduling is not product "
                                                                         "form: solve it with method simulation")
-        demand = network.demands
+        # BCMP product form needs one exponential service time for every class at an FCFS
+        # station (Baskett, Chandy, Muntz & Palacios 1975); otherwise the station is solved
+        # as processor sharing, the usual approximation (Lazowska, Zahorjan, Graham &
+        # Sevcik, Quantitative System Performance, 1984, ch. 7), and results say so.
+        self.fcfs_as_ps = [s.name for k, s in enumerate(network.stations) if s.discipline == "fcfs"
+                           and np.unique(demand[k][demand[k] > 0]).size > 1]
         M, _ = demand.shape
         self.capacities = [s.capacity_function() for s in network.stations]
         self.open_mask = network.is_open
         self.rate = np.asarray(network.arrival_rate, dtype=float)
         self.open_classes = np.flatnonzero(self.open_mask)
-        self.open_load = demand[:, self.open_mask] @ self.rate[self.open_mask] if len(self.open_classes) \
-            else np.zeros(M)
-        _check_open_saturation(network, self.capacities, self.open_load)
+        self.open_load = open_load(network)
+        check_open_saturation(network, self.capacities, self.open_load)
         self.effects = [None if cap is None or self.open_load[k] == 0 else
                         open_load_effect(cap, float(self.open_load[k]))
                         for k, cap in enumerate(self.capacities)]
@@ -93,7 +110,7 @@ class SolverPlan:
         self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
         self.think = np.asarray(network.think_time, dtype=float)[self.closed]
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
-        self.is_delay, self.table, self.cap_len = _pack_capacities(closed_caps)
+        self.is_delay, self.table, self.cap_len = pack_capacities(closed_caps)
         self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
         #: True when some station carries marginals (and so needs a complement network).
         self.needs_marginals = bool(self.tracked.any())
@@ -181,7 +198,18 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
     utilization = _utilization(network, plan, throughput, marginal)
     return Result(method=method, classes=network.classes, stations=network.station_names,
                   throughput=throughput, response_time=residence.sum(axis=0), residence_time=residence,
-                  queue_length=queue, utilization=utilization, **status)
+                  queue_length=queue, utilization=utilization, **_with_fcfs_note(plan, status))
+
+
+def _with_fcfs_note(plan: SolverPlan, status: dict) -> dict:
+    """``status`` with the accuracy marked approximate when an FCFS station with
+    class-dependent demands was solved as processor sharing."""
+    if not plan.fcfs_as_ps:
+        return status
+    note = (f"approximate: FCFS with class-dependent demands at {', '.join(plan.fcfs_as_ps)} is not product "
+            "form; solved as processor sharing (--method simulation measures the difference)")
+    accuracy = status.get("accuracy", "")
+    return {**status, "accuracy": note if accuracy in ("", "exact") else f"{accuracy}; {note}"}
 
 
 def _utilization(network, plan, throughput, marginal):

@@ -26,11 +26,14 @@ Deterministic for a given ``seed``.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
+from . import _simulation_kernel as kernel
 from .errors import ModelError
 from .network import Network
+from .plan import check_open_saturation, pack_capacities
 from .result import Result
 
 __all__ = ["simulate", "MEASURES"]
@@ -38,8 +41,6 @@ __all__ = ["simulate", "MEASURES"]
 #: The measures that carry half-widths, by :class:`~mva.result.Result` field.
 MEASURES = ("throughput", "response_time", "residence_time", "queue_length", "utilization")
 
-KINDS = {"queue": 0, "delay": 1, "multi": 2, "ld": 3}
-DISCIPLINES = {"ps": 0, "fcfs": 1, "priority": 2}
 OPEN_POOL = 100_000          # most open customers in the system at once
 
 
@@ -47,25 +48,17 @@ class _Chain:
     """The simulated network's state and the arrays the kernel works on."""
 
     def __init__(self, network: Network, seed: int):
-        from . import _simulation_kernel as kernel
-
-        self.kernel = kernel
         m, c = network.n_stations, network.n_classes
         demands = network.demands
-        self.kind = np.array([KINDS[s.kind] for s in network.stations], dtype=np.int64)
-        self.disc = np.array([DISCIPLINES[s.discipline] for s in network.stations], dtype=np.int64)
+        self.kind = np.array([kernel.KIND_CODES[s.kind] for s in network.stations], dtype=np.int64)
+        self.disc = np.array([kernel.DISCIPLINE_CODES[s.discipline] for s in network.stations], dtype=np.int64)
         self.rank = np.zeros((m, c), dtype=np.int64)
         for k, s in enumerate(network.stations):
             if s.priority is not None:
                 self.rank[k] = s.priority
         self.servers = np.array([s.servers if s.kind == "multi" else 1 for s in network.stations], dtype=np.int64)
-        caps = [s.capacity_function() for s in network.stations]
-        width = max([len(cp) for cp in caps if cp is not None] or [1])
-        self.capacity = np.ones((m, width))
-        for k, cp in enumerate(caps):
-            if cp is not None and network.stations[k].kind == "ld":
-                self.capacity[k, :len(cp)] = cp
-                self.capacity[k, len(cp):] = cp[-1]
+        # alpha(1..J) padded with alpha(J), as the analytic kernels take it (read for ld only)
+        _, self.capacity, _ = pack_capacities([s.capacity_function() for s in network.stations])
         with np.errstate(divide="ignore"):
             self.mu = np.where(demands > 0, 1.0 / np.where(demands > 0, demands, 1.0), 0.0)
         routes = [[k for k in range(m) if demands[k, cls] > 0] for cls in range(c)]
@@ -96,23 +89,18 @@ class _Chain:
         self.head = np.zeros(m, dtype=np.int64)
         self.last_change = np.zeros(m)
         self.station_rate = np.zeros(m)
-        # the share of the station's capacity each of n customers holds (see the kernel's
-        # _integrate); column 0 holds the servers (under FCFS, the customers in service)
+        # under processor sharing, the share of the station each of n customers holds
         n = np.arange(1, pool + 1, dtype=float)
         self.busy_share = np.zeros((m, pool + 1))
         for k in range(m):
-            servers = self.servers[k] if self.kind[k] == KINDS["multi"] else 1
-            if self.kind[k] == KINDS["delay"]:
-                self.busy_share[k, 1:] = 1.0
-                servers = pool
-            else:
-                self.busy_share[k, 1:] = np.minimum(n, servers) / servers / n
-            if self.disc[k] == DISCIPLINES["fcfs"]:
-                self.busy_share[k, 1] = 1.0 / servers
-            self.busy_share[k, 0] = servers
+            delay = self.kind[k] == kernel.KIND_DELAY
+            self.busy_share[k, 1:] = 1.0 if delay else np.minimum(n, self.servers[k]) / self.servers[k] / n
         self.thinking = np.zeros(c, dtype=np.int64)
         self.think_bag = np.zeros((c, max(1, int(population.max(initial=0)))), dtype=np.int64)
-        # closed customers start at their terminals (or, without think time, at the first station)
+        # closed customers start at their terminals; those without think time enter their
+        # first station as the kernel's first steps
+        self.entering = np.zeros(max(1, closed), dtype=np.int64)
+        self.n_entering = np.zeros(1, dtype=np.int64)
         cust = 0
         for cls in range(c):
             for _ in range(population[cls]):
@@ -121,22 +109,10 @@ class _Chain:
                     self.think_bag[cls, self.thinking[cls]] = cust
                     self.thinking[cls] += 1
                 else:
-                    self._enter(cust, cls)
+                    self.entering[self.n_entering[0]] = cust
+                    self.n_entering[0] += 1
                 cust += 1
         kernel.seed(seed)
-
-    def _enter(self, cust, cls):
-        k = self.route[cls, 0]
-        self.cust_pos[cust] = 0
-        self.cust_slot[cust] = self.n_kc[k, cls]
-        self.bag[k, cls, self.n_kc[k, cls]] = cust
-        self.n_kc[k, cls] += 1
-        self.fifo_id[k, self.n_k[k]] = cust
-        self.fifo_cls[k, self.n_k[k]] = cls
-        self.n_k[k] += 1
-        self.station_rate[k] = self.kernel.station_rate(k, self.kind, self.disc, self.servers, self.capacity,
-                                                        self.mu, self.n_kc, self.n_k, self.fifo_cls, self.head,
-                                                        self.rank)
 
     def run(self, events: int) -> dict:
         """Advance ``events`` events; the batch's measures (rates per time unit)."""
@@ -144,19 +120,18 @@ class _Chain:
         acc = {"q": np.zeros((m, c)), "busy": np.zeros((m, c)), "visits": np.zeros((m, c)),
                "sojourn": np.zeros((m, c)), "done": np.zeros(c), "response": np.zeros(c)}
         start = self.clock[0]
-        status = self.kernel.run(events, self.kind, self.disc, self.servers, self.capacity, self.mu, self.route,
+        status = kernel.run(events, self.kind, self.disc, self.servers, self.capacity, self.mu, self.route,
                                  self.route_len, self.think_rate, self.arrival_rate, self.clock, self.cust_class,
                                  self.cust_pos, self.cust_arrive, self.cust_start, self.cust_slot, self.free,
                                  self.n_free, self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head,
                                  self.last_change, self.station_rate, self.busy_share, acc["q"], acc["busy"],
-                                 acc["visits"],
-                                 acc["sojourn"], acc["done"], acc["response"], self.thinking, self.think_bag,
-                                 self.rank)
+                                 acc["visits"], acc["sojourn"], acc["done"], acc["response"], self.thinking,
+                                 self.think_bag, self.rank, self.entering, self.n_entering)
         if status == 1:
             raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
                                                      "load saturates a station (no steady state)")
-        self.kernel.flush(self.clock[0], self.n_kc, self.n_k, self.last_change, acc["q"], acc["busy"],
-                          self.busy_share, self.disc, self.fifo_cls, self.head, self.rank)
+        kernel.flush(self.clock[0], self.n_kc, self.n_k, self.last_change, acc["q"], acc["busy"], self.busy_share,
+                     self.disc, self.servers, self.fifo_cls, self.head, self.rank)
         acc["time"] = self.clock[0] - start
         return acc
 
@@ -227,12 +202,7 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
-    open_load = network.demands[:, network.is_open] @ np.asarray(network.arrival_rate)[network.is_open]
-    for k, s in enumerate(network.stations):
-        capacity = s.servers if s.kind == "multi" else (max(s.capacity_function()) if s.kind == "ld" else 1)
-        if s.kind != "delay" and open_load[k] >= capacity:
-            raise ModelError(f"station[{s.name}]", f"the open classes load it to {open_load[k]:.4g} of its "
-                                                   f"capacity {capacity:g}: no steady state")
+    check_open_saturation(network)
 
     def estimate(batch_list):
         per = [_batch_measures(a) for a in batch_list]
@@ -244,8 +214,9 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         for name in MEASURES:
             stack = np.array([p[name] for p in per])
             count = np.sum(~np.isnan(stack), axis=0)
-            centred = np.where(np.isnan(stack), 0.0, stack - np.nanmean(np.where(count > 0, stack, 0.0), axis=0))
-            spread = np.sqrt((centred ** 2).sum(axis=0) / np.maximum(count - 1, 1))
+            with warnings.catch_warnings():       # a measure no batch saw: all-NaN column
+                warnings.simplefilter("ignore", RuntimeWarning)
+                spread = np.nanstd(stack, axis=0, ddof=1)
             # fewer than two batches saw the measure: its interval is unknown
             half[name] = np.where(count >= 2, t_quantile * spread / np.sqrt(np.maximum(count, 1)), np.inf)
         # a class that never visits a station has residence time 0 there, exactly

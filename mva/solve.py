@@ -52,27 +52,4 @@ def solve(network: Network, method: str = "exact", **options) -> Result:
     if unknown:
         raise ModelError("options", f"method {method!r} has no option(s) {', '.join(unknown)}; "
                                     f"valid: {', '.join(valid) if valid else 'none'}")
-    if method == "simulation":
-        return func(network, **options)
-    result = func(network, **options)        # a priority station is refused by the solver plan
-    return _flag_fcfs(network, result)
-
-
-def _flag_fcfs(network: Network, result: Result) -> Result:
-    """Mark a result approximate when an FCFS station has class-dependent demands: BCMP
-    product form needs one exponential service time for every class at an FCFS station
-    (Baskett, Chandy, Muntz & Palacios 1975); MVA then solves it as processor sharing, the
-    usual approximation (Lazowska, Zahorjan, Graham & Sevcik, *Quantitative System
-    Performance*, 1984, ch. 7), whose error the simulation measures."""
-    import dataclasses
-
-    import numpy as np
-
-    mixed = [s.name for k, s in enumerate(network.stations) if s.discipline == "fcfs"
-             and np.ptp(network.demands[k][network.demands[k] > 0]) > 0 if np.any(network.demands[k] > 0)]
-    if not mixed:
-        return result
-    note = (f"approximate: FCFS with class-dependent demands at {', '.join(mixed)} is not product form; "
-            "solved as processor sharing (--method simulation measures the difference)")
-    accuracy = note if result.accuracy in ("", "exact") else f"{result.accuracy}; {note}"
-    return dataclasses.replace(result, accuracy=accuracy)
+    return func(network, **options)

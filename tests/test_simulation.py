@@ -170,6 +170,9 @@ def test_fcfs_with_class_dependent_demands_is_flagged_and_measured():
                   population=[6, 2], think_time=[1.0, 1.0])
     mva = solve(net)
     assert mva.accuracy.startswith("approximate: FCFS with class-dependent demands at cpu")
+    # flagged by the solver plan, so every analytic method and a direct call say it
+    assert exact_mva(net).accuracy == mva.accuracy
+    assert "FCFS with class-dependent demands at cpu" in solve(net, method="schweitzer", multiserver="seidmann").accuracy
     sim = solve(net, method="simulation", events=1_000_000, seed=9, confidence=0.99)
     # FCFS makes the short class wait behind the long one: slower than the PS answer
     assert sim.response_time[0] - sim.half_width["response_time"][0] > mva.response_time[0]

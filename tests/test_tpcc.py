@@ -474,6 +474,6 @@ def test_table6_inputs_are_the_papers_printed_ones(capsys):
     from mva.sweep import run_sweep
     swept = run_sweep(read_document(c2), [{"model.inputs": m, "cpus": k} for m in ("calibrated", "table6")
                                           for k in (1, 2)], progress=False)
-    for row in swept.itertuples():
-        single = _tpmc_of(c2, **{"model.inputs": getattr(row, "_1"), "cpus": row.cpus})
-        assert row.tpmC == pytest.approx(single, rel=1e-12)
+    for row in swept.to_dict("records"):
+        single = _tpmc_of(c2, **{"model.inputs": row["model.inputs"], "cpus": row["cpus"]})
+        assert row["tpmC"] == pytest.approx(single, rel=1e-12)
