@@ -93,7 +93,7 @@ def _report(lib, name, net, demand, think, population, repeats, c_call, kernel):
     comp_index = np.full(net.n_stations, -1, dtype=np.int64)
     no_comp = np.empty((1, 1, 1))
     args = (plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
-            plan.population, comp_index, no_comp)
+            plan.population, comp_index, no_comp, plan.residual)
     kernel_seconds = median_seconds(lambda: kernel(*args), repeats)
     result = solve(net)
     np.testing.assert_allclose(result.throughput, out, rtol=1e-10)   # the same recursion

@@ -34,7 +34,7 @@ def damped(relaxation):
 
 @_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
-                     marginal_correction, queue, marginal, tol, max_iter):
+                     marginal_correction, queue, marginal, tol, max_iter, residual):
     """Solve the approximate-MVA equations at one population vector by successive
     substitution.
 
@@ -53,6 +53,11 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        p_k(j | n - e_c) (0 for Bard-Schweitzer).
     queue : (M, C) in/out              start values, then the solution Q_kc(n).
     marginal : (M, Jmax) in/out        p_k(j | n), j < J_k; start values, then solution.
+    residual : (M,) float64            (scv_k - 1) / 2 at single-server FCFS queues with
+                                       non-exponential service (0 elsewhere): adds the
+                                       residual-time term sum_j U_kj(n - e_c) D_kj (scv - 1)/2,
+                                       U_kj(n - e_c) estimated as X_j D_kj (n_j - [j = c]) / n_j
+                                       (see :func:`mva._kernels.closed_lattice_mva`).
     tol : float                        stop when :func:`estimated_error` of the largest
                                        change of an iteration (|dX_c| / X_c, |dQ_kc| / n_c,
                                        |dp_k(j)|) is <= tol.
@@ -146,6 +151,13 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                     if arriving < floor:
                         arriving = floor
                 residence[k, c] = d * (r + arriving * inv_last[k])
+                if residual[k] != 0.0 and not alone:
+                    extra = 0.0
+                    for j in range(C):
+                        if population[j] > 0.0:
+                            kept = (population[j] - 1.0) / population[j] if j == c else 1.0
+                            extra += throughput[j] * demand[k, j] * demand[k, j] * kept
+                    residence[k, c] += residual[k] * extra
         change = 0.0
         for c in range(C):
             if population[c] == 0.0:

@@ -23,7 +23,7 @@ def next_population(n_vec, population):
 
 @_jit
 def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, population,
-                       comp_index, comp_throughput):
+                       comp_index, comp_throughput, residual):
     """Exact multi-class MVA over the population lattice.
 
     Parameters (M stations, C classes, L = prod(N_c + 1) lattice points)
@@ -38,6 +38,8 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
     population : (C,) int64          N_c.
     comp_index : (M,) int64          row of comp_throughput for station k (-1: none).
     comp_throughput : (K, L, C)      throughputs of the network without station k.
+    residual : (M,) float64          (scv_k - 1) / 2 at single-server FCFS queues with
+                                     non-exponential service, else 0 (see Notes).
 
     Returns
     -------
@@ -56,7 +58,14 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
         R_kc(n) = D_kc [ (1 + Q_k(n - e_c)) / alpha_J
                         + sum_{j=1}^{J-1} j (1/alpha_j - 1/alpha_J) p_k(j-1 | n - e_c) ]
 
-    so only p_k(0..J-2) is needed.  Marginals for j >= 1 follow the product recursion
+    so only p_k(0..J-2) is needed.  A single-server FCFS queue whose service time has
+    squared coefficient of variation scv adds the residual-time term
+    sum_j U_kj(n - e_c) D_kj (scv - 1) / 2, U_kj = X_j D_kj: an arrival that finds a
+    customer in service waits for its mean residual life D (1 + scv) / 2 rather than D
+    (the approximation of Reiser, "A queueing network analysis of computer communication
+    networks with window flow control", IEEE Trans. Commun. 27(8):1199-1209, 1979; it
+    gives Pollaczek-Khinchine for an open M/G/1).  It is 0, and the recursion exact, for
+    exponential service.  Marginals for j >= 1 follow the product recursion
     p_k(j|n) = sum_c X_c(n) D_kc / alpha_j p_k(j-1 | n - e_c); p_k(0|n) is *not* taken as
     1 - sum (which cancels catastrophically near saturation) but from the complement
     network (station k removed): p_k(0|n) = G_{-k}(n)/G(n) gives
@@ -114,6 +123,10 @@ def closed_lattice_mva(demand, is_delay, capacity, cap_len, n_tracked, think, po
                     for j in range(1, cap_len[k]):
                         r += coef[k, j] * marg[pc, row, j - 1]
                     r *= d
+                    if residual[k] != 0.0 and d > 0.0:
+                        for j in range(C):
+                            if demand_t[j, k] > 0.0 and throughput[pc, j] < np.inf:
+                                r += residual[k] * throughput[pc, j] * demand_t[j, k] * demand_t[j, k]
                 resid_t[c, k] = r
                 total += r
             throughput[idx, c] = n_vec[c] / total  # inf when total == 0 (complements only)
@@ -178,7 +191,7 @@ def _capacity_coefficients(capacity, cap_len):
 
 @_jit
 def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, population,
-                     comp_index, comp_throughput):
+                     comp_index, comp_throughput, residual):
     """The C = 1 case of :func:`closed_lattice_mva`, same arguments and returns.
 
     Specialised for speed (about 6x at N = 10,000): the lattice is a line, so one rolling
@@ -212,6 +225,8 @@ def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, popu
                 for j in range(1, cap_len[k]):
                     r += coef[k, j] * marg[k, j - 1]
                 r *= d
+                if residual[k] != 0.0 and throughput[n - 1, 0] < np.inf:
+                    r += residual[k] * throughput[n - 1, 0] * d * d
             resid[k] = r
             total += r
         x = n / total
@@ -231,7 +246,7 @@ def single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, popu
 
 @_jit
 def batch_single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think, population,
-                           comp_index, comp_throughput):
+                           comp_index, comp_throughput, residual):
     """:func:`single_class_mva` over a leading batch axis, in one compiled loop.
 
     demand (B, M, 1), think (B, 1), comp_throughput (B, K, N + 1, 1); the station kinds,
@@ -252,7 +267,7 @@ def batch_single_class_mva(demand, is_delay, capacity, cap_len, n_tracked, think
     marginal = np.empty((B, M, t_max))
     for b in range(B):
         x, r, q, m = single_class_mva(demand[b], is_delay, capacity, cap_len, n_tracked, think[b], population,
-                                      comp_index, comp_throughput[b])
+                                      comp_index, comp_throughput[b], residual)
         throughput[b] = x
         residence[b] = r
         queue[b] = q

@@ -1,11 +1,13 @@
 """The compiled event loop of :mod:`mva.simulation` (private).
 
-Every service and think time is exponential, so the network is a continuous-time Markov
+Where service and think times are exponential the network is a continuous-time Markov
 chain and the loop draws it directly (Gillespie 1977): the time to the next event is
 exponential with the total rate of all stations, the station is drawn in proportion to
 its departure rate, and the departing customer in proportion to its own rate.  That is
-exact for processor sharing, FCFS and infinite-server stations with exponential service,
-needs no event list, and costs O(stations) per event.
+exact for processor sharing, FCFS, priority and infinite-server stations with exponential
+service, needs no event list, and costs O(stations) per event.  Stations with
+non-exponential service (``scv`` other than 1) instead schedule their next completion
+from each customer's remaining work; the loop takes whichever comes first.
 
 Measures are accumulated per batch into ``acc`` (time integrals lazily, when a station
 changes) so that :mod:`mva.simulation` can form batch means.
@@ -41,10 +43,11 @@ def _top_class(k, n_kc, rank):
 
 
 @jit(inline=True)
-def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank):
-    """Total departure rate of station ``k`` in the current state."""
+def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank, general):
+    """Total departure rate of station ``k`` in the current state (0 at a station with
+    non-exponential service: its completions are scheduled, see :func:`_reschedule`)."""
     n = n_k[k]
-    if n == 0:
+    if n == 0 or general[k]:
         return 0.0
     if disc[k] == PRIORITY:
         return mu[k, _top_class(k, n_kc, rank)]
@@ -68,32 +71,136 @@ def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
     return total / n
 
 
+@jit(inline=True)
+def _draw_work(mean, scv):
+    """A service time with mean ``mean`` and squared coefficient of variation ``scv``:
+    deterministic (0), gamma with shape 1/scv (between 0 and 1), exponential (1), or
+    two-phase hyperexponential with balanced means (above 1: branch probability
+    p = (1 + sqrt((scv - 1)/(scv + 1)))/2, branch means mean/(2p) and mean/(2(1 - p));
+    Sauer & Chandy, *Computer Systems Performance Modeling*, 1981)."""
+    if scv == 0.0:
+        return mean
+    if scv < 1.0:
+        return np.random.gamma(1.0 / scv, mean * scv)
+    if scv == 1.0:
+        return -np.log(1.0 - np.random.random()) * mean
+    p = 0.5 * (1.0 + np.sqrt((scv - 1.0) / (scv + 1.0)))
+    branch = mean / (2.0 * p) if np.random.random() < p else mean / (2.0 * (1.0 - p))
+    return -np.log(1.0 - np.random.random()) * branch
+
+
+@jit(inline=True)
+def _first_served(k, n, disc, n_kc, rank, fifo_cls, head, size):
+    """At a priority station, the fifo position of the customer in service (the earliest
+    of the top class: FCFS within a class); -1 elsewhere."""
+    if disc[k] != PRIORITY:
+        return -1
+    top = _top_class(k, n_kc, rank)
+    for i in range(n):
+        if fifo_cls[k, (head[k] + i) % size] == top:
+            return i
+    return -1
+
+
+@jit(inline=True)
+def _work_rate(k, i, n, first, kind, disc, servers, capacity):
+    """The rate at which the customer at fifo position ``i`` of ``n`` works off its
+    service: PS shares the station's capacity equally, FCFS serves the first ``servers``
+    at rate 1, priority the customer ``first``, an infinite server everyone at rate 1."""
+    if kind[k] == KIND_DELAY:
+        return 1.0
+    if disc[k] == PRIORITY:
+        return 1.0 if i == first else 0.0
+    if disc[k] == FCFS:
+        return 1.0 if i < servers[k] else 0.0
+    if kind[k] == KIND_MULTI:
+        return min(n, servers[k]) / n
+    if kind[k] == KIND_LD:
+        return capacity[k, min(n, capacity.shape[1]) - 1] / n
+    return 1.0 / n
+
+
+@jit(inline=True)
+def _advance(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size, cust_work,
+             work_clock):
+    """Work off the service of station ``k``'s customers from ``work_clock[k]`` to ``t``
+    (before the station's state changes)."""
+    dt = t - work_clock[k]
+    work_clock[k] = t
+    n = n_k[k]
+    if n == 0 or dt <= 0.0:
+        return
+    first = _first_served(k, n, disc, n_kc, rank, fifo_cls, head, size)
+    limit = min(n, servers[k]) if disc[k] == FCFS else n
+    for i in range(limit):
+        rate = _work_rate(k, i, n, first, kind, disc, servers, capacity)
+        if rate > 0.0:
+            cust_work[fifo_id[k, (head[k] + i) % size]] -= rate * dt
+
+
+@jit(inline=True)
+def _reschedule(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size, cust_work,
+                next_done, done_pos):
+    """Schedule station ``k``'s next completion in its current state (after a change)."""
+    n = n_k[k]
+    next_done[k] = np.inf
+    if n == 0:
+        return
+    first = _first_served(k, n, disc, n_kc, rank, fifo_cls, head, size)
+    limit = min(n, servers[k]) if disc[k] == FCFS else n
+    best = np.inf
+    for i in range(limit):
+        rate = _work_rate(k, i, n, first, kind, disc, servers, capacity)
+        if rate > 0.0:
+            left = max(cust_work[fifo_id[k, (head[k] + i) % size]], 0.0) / rate
+            if left < best:
+                best = left
+                done_pos[k] = i
+    next_done[k] = t + best
+
+
 @jit
 def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rate, arrival_rate,
         clock, cust_class, cust_pos, cust_arrive, cust_start, cust_slot, free, n_free,
         n_kc, n_k, bag, fifo_id, fifo_cls, head, last_change, station_rate, busy_share, acc_q, acc_busy,
-        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag, rank, entering, n_entering):
-    """Advance the chain by ``n_events`` events, adding to the accumulators.
+        acc_visits, acc_sojourn, acc_done, acc_response, thinking, think_bag, rank, entering, n_entering,
+        general, ordered, scv, cust_work, next_done, done_pos, work_clock):
+    """Advance the simulation by ``n_events`` events, adding to the accumulators.
 
     ``clock`` (1,) is the current time.  Customers: ``cust_class``, ``cust_pos`` (index in
     the class's route, ``OUTSIDE`` when thinking or free), ``cust_arrive`` (arrival at the
     current station), ``cust_start`` (start of the current interaction), ``cust_slot``
     (position in ``bag[k, c]``).  ``free``/``n_free`` hold unused customer slots for open
     arrivals.  Stations: ``n_kc``, ``n_k``, ``bag`` (ids per station and class),
-    ``fifo_id``/``fifo_cls``/``head`` (arrival order, for FCFS), ``last_change`` and the
-    cached ``station_rate``.  ``thinking`` (C,) counts closed customers at the terminals,
-    ``think_bag`` (C, P) holds their ids; ``entering``/``n_entering`` hold closed customers
-    without think time still to be placed at their first station (the initial state).
-    Accumulators: ``acc_q``/``acc_busy`` (M, C) time integrals of the number present and
-    of the class's share of busy servers; ``acc_visits``/``acc_sojourn`` (M, C) visits
-    completed and their total time; ``acc_done``/``acc_response`` (C,) interactions
-    completed and their total response time.  Returns 0, or 1 when open customers
-    exhausted the pool (the caller reports it).
+    ``fifo_id``/``fifo_cls``/``head`` (arrival order, kept where ``ordered[k]``: FCFS and
+    non-exponential stations), ``last_change`` and the cached ``station_rate``.
+    ``thinking`` (C,) counts closed customers at the terminals, ``think_bag`` (C, P) holds
+    their ids; ``entering``/``n_entering`` hold closed customers without think time still
+    to be placed at their first station (the initial state).  Accumulators:
+    ``acc_q``/``acc_busy`` (M, C) time integrals of the number present and of the class's
+    share of busy servers; ``acc_visits``/``acc_sojourn`` (M, C) visits completed and their
+    total time; ``acc_done``/``acc_response`` (C,) interactions completed and their total
+    response time.
+
+    Non-exponential service (``general[k]``, squared coefficient of variation ``scv[k]``):
+    each customer there carries its remaining work ``cust_work`` (drawn on arrival by
+    :func:`_draw_work`), worked off at the rate its discipline gives it, and the station's
+    next completion is scheduled at ``next_done[k]`` (fifo position ``done_pos[k]``; work
+    brought up to date at ``work_clock[k]``).  The exponential part stays a Gillespie
+    draw: being memoryless, its clock may be drawn anew after every event, and the next
+    event is the earlier of the two.
+
+    Returns 0, or 1 when open customers exhausted the pool (the caller reports it).
     """
     n_stations, n_classes = mu.shape
     size = fifo_id.shape[1]
     t = clock[0]
+    any_general = False
+    for k in range(n_stations):
+        if general[k]:
+            any_general = True
     for _ in range(n_events):
+        station = -1
         if n_entering[0] > 0:
             # a closed customer without think time placed at its first station at the start
             n_entering[0] -= 1
@@ -107,34 +214,49 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
             total = think_total
             for k in range(n_stations):
                 total += station_rate[k]
-            if total <= 0.0:
-                break
-            t += -np.log(1.0 - np.random.random()) / total
-            pick = np.random.random() * total
-            # --- which event: entities 0..M-1 are stations, then per class a terminal
-            # completion (M + 2c) and an open arrival (M + 2c + 1); rounding falls back on the
-            # last entity with a positive rate
-            chosen = -1
-            last_positive = -1
-            for e in range(n_stations + 2 * n_classes):
-                if e < n_stations:
-                    r = station_rate[e]
-                elif (e - n_stations) % 2 == 0:
-                    r = thinking[(e - n_stations) // 2] * think_rate[(e - n_stations) // 2]
-                else:
-                    r = arrival_rate[(e - n_stations) // 2]
-                if r > 0.0:
-                    last_positive = e
-                    if pick < r:
-                        chosen = e
-                        break
-                    pick -= r
-            if chosen < 0:
-                chosen = last_positive
-                pick = 0.0
-            # the residual of the draw within the chosen entity is uniform on [0, 1) again:
-            # reuse it for the choices below instead of drawing anew
-            residual = min(pick / r, 0.9999999999999999) if chosen < n_stations and pick > 0.0 else 0.0
+            scheduled = -1
+            if any_general:
+                wait = np.inf
+                if total > 0.0:
+                    wait = -np.log(1.0 - np.random.random()) / total
+                for k in range(n_stations):
+                    if next_done[k] - t <= wait:
+                        wait = next_done[k] - t
+                        scheduled = k
+                if scheduled < 0 and total <= 0.0:
+                    break
+                t = next_done[scheduled] if scheduled >= 0 else t + wait
+            else:
+                if total <= 0.0:
+                    break
+                t += -np.log(1.0 - np.random.random()) / total
+            chosen = scheduled
+            residual = 0.0
+            if scheduled < 0:
+                pick = np.random.random() * total
+                # --- which event: entities 0..M-1 are stations, then per class a terminal
+                # completion (M + 2c) and an open arrival (M + 2c + 1); rounding falls back on
+                # the last entity with a positive rate
+                last_positive = -1
+                for e in range(n_stations + 2 * n_classes):
+                    if e < n_stations:
+                        r = station_rate[e]
+                    elif (e - n_stations) % 2 == 0:
+                        r = thinking[(e - n_stations) // 2] * think_rate[(e - n_stations) // 2]
+                    else:
+                        r = arrival_rate[(e - n_stations) // 2]
+                    if r > 0.0:
+                        last_positive = e
+                        if pick < r:
+                            chosen = e
+                            break
+                        pick -= r
+                if chosen < 0:
+                    chosen = last_positive
+                    pick = 0.0
+                # the residual of the draw within the chosen entity is uniform on [0, 1)
+                # again: reuse it for the choices below instead of drawing anew
+                residual = min(pick / r, 0.9999999999999999) if chosen < n_stations and pick > 0.0 else 0.0
             station = chosen if chosen < n_stations else -1
             if station < 0:
                 c = (chosen - n_stations) // 2
@@ -153,15 +275,18 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
                 pos = 0
             else:
                 k = station
-                # --- the departing customer ------------------------------------------------
-                if disc[k] == PRIORITY:
+                # --- the departing customer, and its fifo position where the order is kept
+                i_pick = 0
+                if general[k]:
+                    i_pick = done_pos[k]
+                    cust = fifo_id[k, (head[k] + i_pick) % size]
+                elif disc[k] == PRIORITY:
                     # preemptive-resume: the top class departs; within it any customer, the
                     # same in the mean as FCFS for exponential service
                     c = _top_class(k, n_kc, rank)
                     cust = bag[k, c, int(residual * n_kc[k, c])]
                 elif disc[k] == FCFS:
                     busy = min(n_k[k], servers[k]) if kind[k] == KIND_MULTI else 1
-                    i_pick = 0
                     if busy > 1:
                         pick = residual * station_rate[k]
                         for i in range(busy):
@@ -172,12 +297,6 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
                             pick -= r
                             i_pick = i
                     cust = fifo_id[k, (head[k] + i_pick) % size]
-                    # close the gap: shift the i_pick older customers up by one
-                    for i in range(i_pick, 0, -1):
-                        fifo_id[k, (head[k] + i) % size] = fifo_id[k, (head[k] + i - 1) % size]
-                        fifo_cls[k, (head[k] + i) % size] = fifo_cls[k, (head[k] + i - 1) % size]
-                    head[k] = (head[k] + 1) % size
-                    c = cust_class[cust]
                 else:
                     weight = 0.0
                     for c2 in range(n_classes):
@@ -196,9 +315,19 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
                         r = 0.0
                     within = min(pick / r, 0.9999999999999999) if r > 0.0 and pick > 0.0 else 0.0
                     cust = bag[k, c, int(within * n_kc[k, c])]
-                # time integrals up to now, then remove
+                c = cust_class[cust]
+                # time integrals and work done up to now, in the state before the departure
                 _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head,
                            size, rank)
+                if general[k]:
+                    _advance(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size,
+                             cust_work, work_clock)
+                if ordered[k]:
+                    # close the gap: shift the i_pick older customers up by one
+                    for i in range(i_pick, 0, -1):
+                        fifo_id[k, (head[k] + i) % size] = fifo_id[k, (head[k] + i - 1) % size]
+                        fifo_cls[k, (head[k] + i) % size] = fifo_cls[k, (head[k] + i - 1) % size]
+                    head[k] = (head[k] + 1) % size
                 slot = cust_slot[cust]
                 last = n_kc[k, c] - 1
                 moved = bag[k, c, last]
@@ -208,7 +337,12 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
                 n_k[k] -= 1
                 acc_visits[k, c] += 1.0
                 acc_sojourn[k, c] += t - cust_arrive[cust]
-                station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
+                if general[k]:
+                    _reschedule(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size,
+                                cust_work, next_done, done_pos)
+                else:
+                    station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head,
+                                                    rank, general)
                 pos = cust_pos[cust] + 1
         # --- where the customer goes next --------------------------------------------------
         c = cust_class[cust]
@@ -232,17 +366,26 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
         k = route[c, pos]
         _integrate(k, t, n_kc, n_k, last_change, acc_q, acc_busy, busy_share, disc, servers, fifo_cls, head, size,
                    rank)
+        if general[k]:
+            _advance(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size, cust_work,
+                     work_clock)
+            cust_work[cust] = _draw_work(1.0 / mu[k, c], scv[k])
         cust_pos[cust] = pos
         cust_arrive[cust] = t
         cust_slot[cust] = n_kc[k, c]
         bag[k, c, n_kc[k, c]] = cust
         n_kc[k, c] += 1
-        if disc[k] == FCFS:
+        if ordered[k]:
             tail = (head[k] + n_k[k]) % size
             fifo_id[k, tail] = cust
             fifo_cls[k, tail] = c
         n_k[k] += 1
-        station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank)
+        if general[k]:
+            _reschedule(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size, cust_work,
+                        next_done, done_pos)
+        else:
+            station_rate[k] = _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, head, rank,
+                                            general)
     clock[0] = t
     return 0
 

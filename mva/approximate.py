@@ -114,7 +114,7 @@ def _seidmann(network: Network):
     for s in network.stations:
         if s.kind != "multi" or s.servers == 1:
             groups.append([len(stations)])
-            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand, discipline=s.discipline))
+            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand, discipline=s.discipline, scv=s.scv))
             continue
         m = s.servers
         delay_name = f"{s.name}~delay"
@@ -122,7 +122,8 @@ def _seidmann(network: Network):
             delay_name += "~"
         taken.add(delay_name)
         groups.append([len(stations), len(stations) + 1])
-        stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand), discipline=s.discipline))
+        stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand), discipline=s.discipline,
+                                scv=s.scv))
         stations.append(Station(delay_name, "delay", tuple(d * (m - 1) / m for d in s.demand)))
     return network.replace(stations=stations), groups
 
@@ -158,11 +159,12 @@ class _State:
         self.marginal = np.array(marginal, dtype=float)
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
-        reducible = not plan.needs_marginals and self.population.sum() > 1
+        # Newton's closed-form queue lengths hold for product-form stations only
+        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.residual.any()
         budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
         out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue,
-                               self.marginal, tol, budget)
+                               self.marginal, tol, budget, plan.residual)
         self.throughput, self.residence, self.removal, self.iterations, self.error = out
         self.newton_iterations = 0
         if self.error > tol and reducible:

@@ -67,7 +67,7 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
         comp = np.stack([p[1] for p in parts])
         x, resid, queue, marginal = _kernels.batch_single_class_mva(
             demand[:, :, None], plan.is_delay, plan.table, plan.cap_len, plan.tracked, think[:, None],
-            plan.population, comp_index, comp)
+            plan.population, comp_index, comp, plan.residual)
     throughput = x[:, -1, 0].copy()
     residence = resid[:, :, 0]
     work = demand * throughput[:, None]

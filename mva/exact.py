@@ -95,8 +95,10 @@ def _exact_cost(plan):
     C = len(plan.population)
     per_pass = float(plan.lattice_points) * C * float(len(plan.cap_len) + plan.cap_len.sum())
     recursive = per_pass * max(1.0, 2.0 ** n_tracked / 2.0)   # subsets shrink: about half the stations each
-    if n_tracked <= 1:
-        return "mva-recursive", recursive   # one complement at most: the two coincide
+    if n_tracked <= 1 or plan.residual.any():
+        # one complement at most: the two coincide; with residual-time terms the
+        # complements must come from the same (non-product-form) recursion
+        return "mva-recursive", recursive
     convolution_total = _CONVOLUTION_STEP_COST * convolution.convolution_cost(plan) + per_pass
     return ("mva-recursive", recursive) if recursive <= convolution_total else ("mva-convolution", convolution_total)
 
@@ -137,7 +139,7 @@ def _closed_lattice(plan, force_lattice=False, algorithm=None):
     else:
         comp_index, comp = convolution.complement_throughputs(plan)
     return kernel(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.tracked, plan.think,
-                  plan.population, comp_index, comp), algorithm
+                  plan.population, comp_index, comp, plan.residual), algorithm
 
 
 def solve_with_complements(plan, kernel, demand, think, batch=False):
@@ -149,8 +151,8 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
     and complements are stacked on axis 1, as :func:`~mva._kernels.batch_single_class_mva`
     expects).  Returns the kernel's outputs for the whole network.
     """
-    is_delay, table, cap_len, tracked, population = (plan.is_delay, plan.table, plan.cap_len, plan.tracked,
-                                                     plan.population)
+    is_delay, table, cap_len, tracked, population, residual = (plan.is_delay, plan.table, plan.cap_len,
+                                                               plan.tracked, plan.population, plan.residual)
     cache = {}
 
     def run(keep):
@@ -166,12 +168,12 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
         else:
             comp = np.stack(parts) if parts else _NO_COMPLEMENT
         if len(keep) == len(cap_len):  # the whole network: no copies
-            out = kernel(demand, is_delay, table, cap_len, tracked, think, population, comp_index, comp)
+            out = kernel(demand, is_delay, table, cap_len, tracked, think, population, comp_index, comp, residual)
         else:
             rows = np.array(keep, dtype=np.int64)
             sub = np.ascontiguousarray(demand[:, rows] if batch else demand[rows])
             out = kernel(sub, is_delay[rows], table[rows], cap_len[rows], tracked[rows],
-                         think, population, comp_index, comp)
+                         think, population, comp_index, comp, residual[rows])
         cache[keep] = out
         return out
 
@@ -232,6 +234,10 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
     _warm_up()
     start = time.perf_counter()
     plan = SolverPlan.of(network)
+    if algorithm == "mva-convolution" and plan.residual.any() and plan.needs_marginals:
+        raise ModelError("options.algorithm", "mva-convolution needs product form, and station "
+                                              f"{plan.non_exponential[0]} has non-exponential FCFS service: use "
+                                              "mva-recursive or auto")
     closed = (None,) * 4
     chosen = "none"   # nothing closed to solve
     if plan.population.sum() > 0:

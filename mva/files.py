@@ -18,6 +18,7 @@ Format (TOML; JSON has the same structure, ``{"network": {...}, "station": [...]
     # capacity = [1.0, 1.9]     # type = "ld": alpha(1), alpha(2), ...
     # discipline = "fcfs"       # queue, multi: ps (default) | fcfs | priority (simulation)
     # priority = [0, 1]         # discipline = "priority": per class, lower served first
+    # scv = 0.0                 # service variability: 1 exponential (default), 0 deterministic
 
 Unknown keys are errors (a typo must not silently fall back to a default).  The solvers
 are unit-agnostic: demands, think times and arrival rates only need one time unit, which
@@ -44,7 +45,7 @@ __all__ = ["load_network", "read_document", "network_from_dict", "time_unit"]
 DEFAULT_TIME_UNIT = "time unit"
 
 NETWORK_KEYS = ("name", "time_unit", "classes", "population", "think_time", "arrival_rate")
-STATION_KEYS = ("name", "type", "demand", "servers", "capacity", "discipline", "priority")
+STATION_KEYS = ("name", "type", "demand", "servers", "capacity", "discipline", "priority", "scv")
 
 
 def read_document(path: str) -> dict:
@@ -127,7 +128,8 @@ def network_from_dict(doc: dict) -> Network:
                 raise ModelError(f"{where}.{key}", "is missing")
         stations.append(Station(name=st["name"], kind=st["type"], demand=st["demand"],
                                 servers=st.get("servers", 1), capacity=st.get("capacity"),
-                                discipline=st.get("discipline", "ps"), priority=st.get("priority")))
+                                discipline=st.get("discipline", "ps"), priority=st.get("priority"),
+                                scv=st.get("scv", 1.0)))
     if "population" not in head and "arrival_rate" not in head:
         raise ModelError("network.population", "is missing (give population and/or arrival_rate)")
     name = head.get("name", "")

@@ -83,6 +83,13 @@ class Station:
         the simulation solves.
     priority : sequence of int, one per class
         ``discipline="priority"`` only: the class's priority, lower served first.
+    scv : float, default 1
+        Squared coefficient of variation of the service time (variance / mean^2): 1
+        exponential, 0 deterministic, between them gamma, above 1 two-phase
+        hyperexponential (what the simulation draws).  Means at ``ps`` and ``delay``
+        stations do not depend on it (BCMP insensitivity); at a single-server ``fcfs``
+        queue the analytic methods apply the residual-time approximation and flag it;
+        elsewhere only the simulation takes it.
     """
 
     name: str
@@ -92,6 +99,7 @@ class Station:
     capacity: tuple[float, ...] | None = None
     discipline: str = "ps"
     priority: tuple[int, ...] | None = None
+    scv: float = 1.0
 
     def __post_init__(self):
         where = f"station[{self.name}]"
@@ -144,6 +152,12 @@ class Station:
             object.__setattr__(self, "priority", tuple(int(p) for p in prio))
         elif self.priority is not None:
             raise ModelError(f"{where}.priority", "only a station with discipline = \"priority\" takes priorities")
+        scv = self.scv
+        if isinstance(scv, bool) or not isinstance(scv, (int, float, np.integer, np.floating)):
+            raise ModelError(f"{where}.scv", f"must be a number, got {scv!r}")
+        if not math.isfinite(scv) or scv < 0:
+            raise ModelError(f"{where}.scv", f"must be finite and >= 0 (1 = exponential), got {scv!r}")
+        object.__setattr__(self, "scv", float(scv))
 
     def capacity_function(self) -> np.ndarray | None:
         """``alpha(1..J)`` with ``alpha(j) = alpha(J)`` for ``j > J``; ``None`` for a delay.

@@ -97,10 +97,28 @@ class SolverPlan:
                            and np.unique(demand[k][demand[k] > 0]).size > 1]
         M, _ = demand.shape
         self.capacities = [s.capacity_function() for s in network.stations]
+        load = open_load(network)
+        #: (scv - 1) / 2 at single-server FCFS queues with non-exponential service, the
+        #: residual-time term the kernels add (0 elsewhere: PS and delay stations are
+        #: insensitive to the service distribution, BCMP).
+        self.residual = np.zeros(M)
+        for k, s in enumerate(network.stations):
+            if s.scv == 1.0 or s.discipline != "fcfs":
+                continue
+            where = f"station[{s.name}].scv"
+            if s.kind != "queue":
+                raise ModelError(where, "non-exponential service at a multi-server FCFS station has no analytic "
+                                        "solution here: solve it with method simulation")
+            if load[k] > 0:
+                raise ModelError(where, "non-exponential FCFS service with open traffic has no analytic solution "
+                                        "here: solve it with method simulation")
+            self.residual[k] = (s.scv - 1.0) / 2.0
+        #: Stations solved by the residual-time approximation.
+        self.non_exponential = [s.name for k, s in enumerate(network.stations) if self.residual[k] != 0.0]
         self.open_mask = network.is_open
         self.rate = np.asarray(network.arrival_rate, dtype=float)
         self.open_classes = np.flatnonzero(self.open_mask)
-        self.open_load = open_load(network)
+        self.open_load = load
         check_open_saturation(network, self.capacities, self.open_load)
         self.effects = [None if cap is None or self.open_load[k] == 0 else
                         open_load_effect(cap, float(self.open_load[k]))
@@ -198,16 +216,23 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
     utilization = _utilization(network, plan, throughput, marginal)
     return Result(method=method, classes=network.classes, stations=network.station_names,
                   throughput=throughput, response_time=residence.sum(axis=0), residence_time=residence,
-                  queue_length=queue, utilization=utilization, **_with_fcfs_note(plan, status))
+                  queue_length=queue, utilization=utilization, **_with_approximation_note(plan, status))
 
 
-def _with_fcfs_note(plan: SolverPlan, status: dict) -> dict:
+def _with_approximation_note(plan: SolverPlan, status: dict) -> dict:
     """``status`` with the accuracy marked approximate when an FCFS station with
-    class-dependent demands was solved as processor sharing."""
-    if not plan.fcfs_as_ps:
+    class-dependent demands was solved as processor sharing, or one with non-exponential
+    service by the residual-time approximation."""
+    notes = []
+    if plan.fcfs_as_ps:
+        notes.append(f"FCFS with class-dependent demands at {', '.join(plan.fcfs_as_ps)} is not product form; "
+                     "solved as processor sharing")
+    if plan.non_exponential:
+        notes.append(f"non-exponential FCFS service at {', '.join(plan.non_exponential)} solved by residual-time "
+                     "MVA (Reiser 1979)")
+    if not notes:
         return status
-    note = (f"approximate: FCFS with class-dependent demands at {', '.join(plan.fcfs_as_ps)} is not product "
-            "form; solved as processor sharing (--method simulation measures the difference)")
+    note = f"approximate: {'; '.join(notes)} (--method simulation measures the difference)"
     accuracy = status.get("accuracy", "")
     return {**status, "accuracy": note if accuracy in ("", "exact") else f"{accuracy}; {note}"}
 

@@ -2,8 +2,9 @@
 
 The ground truth the analytic methods are checked against (as JMT's JSIM is for JMVA).
 Each interaction of a class visits the stations where it has a demand, in file order,
-once, with an exponential service time whose mean is the demand, then thinks (closed
-classes) or leaves (open classes).  By the BCMP theorem (Baskett, Chandy, Muntz &
+once, with a service time whose mean is the demand (exponential unless the station's
+``scv`` says otherwise: deterministic, gamma or hyperexponential), then thinks (closed
+classes, exponential think time) or leaves (open classes, Poisson arrivals).  By the BCMP theorem (Baskett, Chandy, Muntz &
 Palacios 1975) the product-form measures depend on the demands alone, so this routing
 has the same means as any other with the same demands; with FCFS stations and
 class-dependent demands the network is not product form and the simulation measures
@@ -13,7 +14,8 @@ Stations: ``queue`` (one server), ``delay`` (infinite servers), ``multi`` (``ser
 ``ld`` (rate ``capacity[j-1]`` times the one-customer rate with j present).  Queues and
 multi-servers share by processor sharing unless the station's ``discipline`` is
 ``fcfs``, or ``priority`` (preemptive-resume by the station's per-class ``priority``,
-lower first); exponential service makes each an exact CTMC draw
+lower first; FCFS within a class); exponential service makes each an exact CTMC draw,
+other service a scheduled completion from the customers' remaining work
 (:mod:`mva._simulation_kernel`).
 
 Output analysis: batch means (Law & Kelton, *Simulation Modeling and Analysis*, 3rd ed.,
@@ -52,6 +54,10 @@ class _Chain:
         demands = network.demands
         self.kind = np.array([kernel.KIND_CODES[s.kind] for s in network.stations], dtype=np.int64)
         self.disc = np.array([kernel.DISCIPLINE_CODES[s.discipline] for s in network.stations], dtype=np.int64)
+        scv = np.array([s.scv for s in network.stations])
+        self.general = scv != 1.0
+        self.scv = scv
+        self.ordered = self.general | (self.disc == kernel.FCFS)
         self.rank = np.zeros((m, c), dtype=np.int64)
         for k, s in enumerate(network.stations):
             if s.priority is not None:
@@ -89,6 +95,10 @@ class _Chain:
         self.head = np.zeros(m, dtype=np.int64)
         self.last_change = np.zeros(m)
         self.station_rate = np.zeros(m)
+        self.cust_work = np.zeros(pool)
+        self.next_done = np.full(m, np.inf)
+        self.done_pos = np.zeros(m, dtype=np.int64)
+        self.work_clock = np.zeros(m)
         # under processor sharing, the share of the station each of n customers holds
         n = np.arange(1, pool + 1, dtype=float)
         self.busy_share = np.zeros((m, pool + 1))
@@ -126,7 +136,9 @@ class _Chain:
                                  self.n_free, self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head,
                                  self.last_change, self.station_rate, self.busy_share, acc["q"], acc["busy"],
                                  acc["visits"], acc["sojourn"], acc["done"], acc["response"], self.thinking,
-                                 self.think_bag, self.rank, self.entering, self.n_entering)
+                                 self.think_bag, self.rank, self.entering, self.n_entering, self.general,
+                                 self.ordered, self.scv, self.cust_work, self.next_done, self.done_pos,
+                                 self.work_clock)
         if status == 1:
             raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
                                                      "load saturates a station (no steady state)")

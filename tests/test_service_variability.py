@@ -1,0 +1,160 @@
+"""Non-exponential service (a station's ``scv``): the simulation against the closed forms
+of M/G/1 queues, and the analytic methods' residual-time approximation against a hand
+computation, its refusals and its flag."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mva import ModelError, Network, Station, exact_mva, solve
+from mva.cli import main
+from mva.exact import _closed_lattice
+from mva.plan import SolverPlan
+
+
+def _within(value, half_width, exact):
+    return abs(value - exact) <= half_width * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("scv", [0.0, 0.5, 4.0])
+def test_mg1_fcfs_against_pollaczek_khinchine(scv):
+    """M/D/1 (scv 0), gamma (0.5) and hyperexponential (4) service: the mean response time
+    is S + rho S (1 + scv) / (2 (1 - rho)) (Pollaczek-Khinchine), in the 99% interval."""
+    rate, service = 0.7, 1.0
+    net = Network([Station("q", "queue", [service], discipline="fcfs", scv=scv)], arrival_rate=[rate])
+    sim = solve(net, method="simulation", events=2_000_000, seed=11, confidence=0.99)
+    rho = rate * service
+    exact = service + rho * service * (1 + scv) / (2 * (1 - rho))
+    assert _within(sim.response_time[0], sim.half_width["response_time"][0], exact), (sim.response_time, exact)
+    assert _within(sim.utilization[0, 0], sim.half_width["utilization"][0, 0], rho)
+    # Little's law: Q = lambda R, within the estimates' uncertainty
+    slack = sim.half_width["queue_length"][0, 0] + rate * sim.half_width["response_time"][0]
+    assert abs(sim.queue_length[0, 0] - rate * sim.response_time[0]) <= slack
+
+
+@pytest.mark.parametrize("scv", [0.0, 4.0])
+def test_processor_sharing_is_insensitive_to_the_service_distribution(scv):
+    """M/G/1-PS has R = S / (1 - rho) for any distribution; closed networks of PS, multi,
+    ld and delay stations keep their exact-MVA means (BCMP).  (The think time stays
+    exponential: a closed network with every time deterministic need not be ergodic, and
+    then runs a cycle fixed by its start.)"""
+    open_ps = Network([Station("q", "queue", [1.0], scv=scv)], arrival_rate=[0.6])
+    sim = solve(open_ps, method="simulation", events=2_000_000, seed=12, confidence=0.99)
+    assert _within(sim.response_time[0], sim.half_width["response_time"][0], 1.0 / 0.4)
+    closed = Network([Station("m", "multi", [1.0], servers=3, scv=scv),
+                      Station("l", "ld", [1.0], capacity=[1, 1.5, 2], scv=scv),
+                      Station("z", "delay", [2.0])], population=[6])
+    sim = solve(closed, method="simulation", events=1_500_000, seed=13, confidence=0.99)
+    exact = exact_mva(closed)
+    assert exact.accuracy == "exact"        # insensitive: nothing approximated
+    assert _within(sim.throughput[0], sim.half_width["throughput"][0], exact.throughput[0])
+
+
+def test_preemptive_priority_mg1_against_the_closed_form():
+    """Preemptive-resume priority with general service, FCFS within a class:
+    T_k = S_k / (1 - s_{k-1}) + sum_{i<=k} lambda_i E[S_i^2] / 2 / ((1 - s_{k-1})(1 - s_k)),
+    E[S^2] = S^2 (1 + scv) (Harchol-Balter 2013, ch. 32)."""
+    rates, service, scv = [0.3, 0.4], [1.0, 0.5], 0.0
+    net = Network([Station("cpu", "queue", service, discipline="priority", priority=[0, 1], scv=scv)],
+                  classes=["high", "low"], arrival_rate=rates)
+    sim = solve(net, method="simulation", events=3_000_000, seed=14, confidence=0.99)
+    load = np.cumsum(np.multiply(rates, service))
+    second = np.cumsum(np.multiply(rates, np.square(service)) * (1 + scv) / 2)
+    before = np.concatenate(([0.0], load[:-1]))
+    exact = np.asarray(service) / (1 - before) + second / ((1 - before) * (1 - load))
+    for c in range(2):
+        assert _within(sim.response_time[c], sim.half_width["response_time"][c], exact[c]), (sim.response_time, exact)
+
+
+def test_fcfs_class_utilisations_follow_the_utilisation_law():
+    """U_kc = X_c D_kc at an FCFS station with class-dependent demands (single and multi
+    server, exponential and not): the busy time goes to the class in service."""
+    for station, rates in ((Station("q", "queue", [0.2, 2.0], discipline="fcfs"), [2.0, 0.2]),
+                           (Station("q", "multi", [0.2, 2.0], servers=2, discipline="fcfs"), [4.0, 0.4]),
+                           (Station("q", "queue", [0.2, 2.0], discipline="fcfs", scv=0.0), [2.0, 0.2])):
+        net = Network([station], classes=["short", "long"], arrival_rate=rates)
+        sim = solve(net, method="simulation", events=1_000_000, seed=15, confidence=0.99)
+        law = np.multiply(rates, station.demand) / station.servers
+        assert np.all(np.abs(sim.utilization[0] - law) <= sim.half_width["utilization"][0]), (sim.utilization, law)
+
+
+def test_general_path_at_scv_near_one_matches_the_exponential_chain():
+    """scv = 0.999 goes through the scheduled-completion path, scv = 1 through the Markov
+    chain draw: the two agree within their intervals on a non-product-form network."""
+    def network(scv):
+        return Network([Station("q", "queue", [1.0, 0.3], discipline="fcfs", scv=scv),
+                        Station("m", "multi", [0.5, 1.0], servers=2), Station("z", "delay", [2.0, 1.0])],
+                       population=[3, 2])
+    a = solve(network(1.0), method="simulation", events=1_000_000, seed=16, confidence=0.99)
+    b = solve(network(0.999), method="simulation", events=1_000_000, seed=17, confidence=0.99)
+    assert np.all(np.abs(a.throughput - b.throughput) <= a.half_width["throughput"] + b.half_width["throughput"])
+
+
+def test_residual_time_mva_by_hand():
+    """One FCFS queue (D = 1, scv = 0) and a delay (Z = 2), N = 2:
+    X(1) = 1/3; R(2) = D (1 + X(1) D) + (scv - 1)/2 X(1) D^2 = 4/3 - 1/6 = 7/6;
+    X(2) = 2 / (7/6 + 2) = 12/19."""
+    net = Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0), Station("z", "delay", [2.0])],
+                  population=[2])
+    for method in ("exact", "auto"):
+        r = solve(net, method=method)
+        assert r.throughput[0] == pytest.approx(12 / 19, rel=1e-12)
+        assert r.residence_time[0, 0] == pytest.approx(7 / 6, rel=1e-12)
+        assert r.accuracy.startswith("approximate: non-exponential FCFS service at q")
+    # the lattice kernel and the single-class kernel agree, term for term
+    plan = SolverPlan.of(net)
+    (x1, r1, *_), _ = _closed_lattice(plan)
+    (x2, r2, *_), _ = _closed_lattice(plan, force_lattice=True)
+    np.testing.assert_allclose(x1, x2, rtol=1e-13)
+    np.testing.assert_allclose(r1, r2, rtol=1e-13)
+    # the approximate methods carry the same term: with one customer it vanishes, exactly
+    one = net.replace(population=[1])
+    assert solve(one, method="schweitzer").throughput[0] == pytest.approx(1 / 3, rel=1e-9)
+
+
+def test_residual_time_mva_multi_class_lattice_matches_scv_one_when_exponential():
+    """The multi-class lattice with scv = 1 is exact MVA untouched; with scv != 1 it moves
+    in the direction of the variability (less waiting when deterministic, more when
+    hyperexponential), every class."""
+    def network(scv):
+        return Network([Station("q", "queue", [0.4, 0.4], discipline="fcfs", scv=scv),
+                        Station("d", "queue", [0.2, 0.5]), Station("z", "delay", [1.0, 2.0])], population=[3, 2])
+    base = exact_mva(network(1.0))
+    assert base.accuracy == "exact"
+    low, high = exact_mva(network(0.0)), exact_mva(network(4.0))
+    assert np.all(low.throughput > base.throughput) and np.all(high.throughput < base.throughput)
+    for method in ("schweitzer", "linearizer"):
+        approx_low = solve(network(0.0), method=method)
+        assert np.all(np.abs(approx_low.throughput / low.throughput - 1) < 0.05), method
+        assert "non-exponential FCFS service at q" in approx_low.accuracy
+
+
+@pytest.mark.parametrize("network, words", [
+    (Network([Station("m", "multi", [1.0], servers=2, discipline="fcfs", scv=0.0)], population=[2]),
+     "multi-server FCFS"),
+    (Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0)], arrival_rate=[0.5]), "open traffic"),
+])
+def test_analytic_methods_refuse_what_they_cannot_approximate(network, words):
+    for method in ("exact", "schweitzer", "linearizer", "auto"):
+        with pytest.raises(ModelError, match=words) as info:
+            solve(network, method=method)
+        assert info.value.field.endswith(".scv")
+    assert solve(network, method="simulation", events=20_000).throughput.size == 1
+
+
+@pytest.mark.parametrize("value, words", [(-0.5, "must be finite and >= 0"), (float("nan"), "must be finite"),
+                                          (True, "must be a number"), ("low", "must be a number")])
+def test_bad_scv_is_a_one_line_error(tmp_path, capsys, value, words):
+    with pytest.raises(ModelError, match=words):
+        Station("q", "queue", [1.0], scv=value)
+    if isinstance(value, float) and value != value:
+        return                                  # TOML has nan, but the point is made above
+    import tomli_w
+
+    doc = {"network": {"population": [1]}, "station": [{"name": "cpu", "type": "queue", "demand": [0.1],
+                                                         "scv": value}]}
+    path = tmp_path / "net.toml"
+    path.write_text(tomli_w.dumps(doc))
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "station[cpu].scv" in err and words in err, err
