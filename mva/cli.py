@@ -282,9 +282,14 @@ def _cmd_solve(args) -> int:
     overrides = parse_assignments(args.set)
     if args.sweep or args.sensitivity:
         return _cmd_what_if(args, solver, overrides)
+    # without a sweep, --workers/--scheduler distribute a simulation's replications
+    distributed = ("scheduler", "workers") if solver.get("method") == "simulation" else ()
     for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size", "resume"):
-        if getattr(args, flag) not in (None, False):
-            raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps: add --sweep NAME=SPEC")
+        if getattr(args, flag) not in (None, False) and flag not in distributed:
+            raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps (or to --method simulation "
+                                                            "--replications): add --sweep NAME=SPEC"
+                             if flag in ("scheduler", "workers") else "applies to sweeps: add --sweep NAME=SPEC")
+    solver.update({flag: getattr(args, flag) for flag in distributed if getattr(args, flag) is not None})
     if args.format == "parquet":
         raise ModelError("--format", "parquet is for sweeps (--sweep)")
     results = []
@@ -382,8 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "e.g. tpmC>=55 (on stderr)")
     what_if.add_argument("--sensitivity", action="store_true",
                          help="elasticities d log(output)/d log(parameter) of every continuous parameter, ranked")
-    what_if.add_argument("--scheduler", metavar="ADDRESS", help="send chunks to a running Dask scheduler")
-    what_if.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N processes")
+    what_if.add_argument("--scheduler", metavar="ADDRESS",
+                         help="send chunks (or simulation replications) to a running Dask scheduler")
+    what_if.add_argument("--workers", type=int, metavar="N",
+                         help="start a local Dask cluster of N processes for the chunks (or the simulation "
+                              "replications)")
     what_if.add_argument("--chunk-size", type=int, metavar="N",
                          help="cases per chunk, solved and written together (default: 25,000, or about 4 "
                               "chunks per Dask worker)")

@@ -28,7 +28,7 @@ __all__ = ["NetworkKind", "NetworkModel"]
 
 NUMERIC = ("demand", "think_time")
 SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver", "seed", "events", "replications",
-               "precision", "confidence")
+               "precision", "confidence", "workers", "scheduler")
 
 
 class NetworkKind:

@@ -165,9 +165,16 @@ def _merge(a: dict, b: dict) -> dict:
     return {k: a[k] + b[k] for k in a}
 
 
+def _replication(network: Network, seed: int, warmup: int, events: int) -> dict:
+    """One independent replication's accumulators (module level: Dask workers run it)."""
+    chain = _Chain(network, seed)
+    chain.run(warmup)
+    return chain.run(events)
+
+
 def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
              batches: int = 20, replications: int = 1, confidence: float = 0.95, precision: float | None = None,
-             max_events: int = 200_000_000) -> Result:
+             max_events: int = 200_000_000, workers: int | None = None, scheduler: str | None = None) -> Result:
     """Simulate ``network`` and estimate its measures with confidence intervals.
 
     Parameters
@@ -189,6 +196,11 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
     precision : float, optional
         Continue until every class's throughput half-width is at most this fraction of
         it (``events`` is then the first run's length), or ``max_events`` are spent.
+    workers, scheduler
+        Run the replications on a Dask cluster: a local one of ``workers`` processes, or
+        the running scheduler at address ``scheduler``.  The result is the one a serial
+        run gives (the same seeds, taken in order; in precision mode replications beyond
+        the first that reaches the precision are computed and discarded).
 
     Returns
     -------
@@ -214,6 +226,11 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+                                or workers < 1):
+        raise ModelError("workers", f"must be an integer >= 1, got {workers!r}")
+    if (workers or scheduler) and replications < 2:
+        raise ModelError("workers", "distributes independent replications: give replications >= 2")
     check_open_saturation(network)
 
     def estimate(batch_list):
@@ -241,23 +258,19 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         x, h = mean["throughput"], half["throughput"]
         return bool(np.all((x <= 0) | (h <= precision * x)))
 
-    def replication(index):
-        chain = _Chain(network, int(seed) + index)
-        chain.run(warmup)
-        whole = chain.run(events)
-        return whole
-
     if replications > 1:
         # independent replications: the intervals come from the replications' means
-        kept = [replication(i) for i in range(replications)]
-        spent = len(kept) * (warmup + events)
+        limit = max(replications, max_events // (warmup + events)) if precision is not None else replications
+        runs = _replications(network, int(seed), warmup, events, replications, limit, workers, scheduler)
+        kept = [next(runs) for _ in range(replications)]
         t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
         mean, half, total = estimate(kept)
-        while precision is not None and not precise(mean, half) and spent + warmup + events <= max_events:
-            kept.append(replication(len(kept)))
-            spent += warmup + events
+        while precision is not None and not precise(mean, half) and len(kept) < limit:
+            kept.append(next(runs))
             t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
             mean, half, total = estimate(kept)
+        runs.close()
+        spent = len(kept) * (warmup + events)
         how = f"{len(kept)} replications of {warmup:,} + {events:,} events, seeds {seed}-{seed + len(kept) - 1}"
     else:
         chain = _Chain(network, int(seed))
@@ -300,3 +313,28 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
                            f"{'replications' if replications > 1 else 'batch means'}",
                   half_width=half, confidence_level=confidence,
                   extras={"events": spent, "simulated_time": float(total["time"]), "seed": int(seed)})
+
+
+def _replications(network, seed, warmup, events, first, limit, workers, scheduler):
+    """Replications ``seed``, ``seed + 1``, ... in order, at most ``limit``: computed here
+    one by one, or on a Dask cluster (``first`` at once, then one round of as many as
+    there are workers at a time, ahead of what the caller has taken)."""
+    if not (workers or scheduler):
+        for index in range(limit):
+            yield _replication(network, seed + index, warmup, events)
+        return
+    from .cluster import dask_client, worker_count
+
+    with dask_client(scheduler, workers) as client:
+        shared = client.scatter(network, broadcast=True)
+        futures = []
+
+        def submit(count):
+            for index in range(len(futures), min(limit, len(futures) + count)):
+                futures.append(client.submit(_replication, shared, seed + index, warmup, events, pure=False))
+
+        submit(first)
+        for index in range(limit):
+            if index == len(futures):
+                submit(worker_count(client, workers))
+            yield futures[index].result()

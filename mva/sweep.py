@@ -22,7 +22,7 @@ from dataclasses import replace as dc_replace
 import numpy as np
 import pandas as pd
 
-from .errors import ModelError
+from .cluster import dask_client, worker_count
 from .grid import Grid
 from .modelkind import Parameter, check_names, document_kind, resolve_document
 
@@ -185,22 +185,10 @@ def sweep_chunks(target: ModelTarget, source, *, chunk_size: int, first_chunk: i
 
 
 def _dask_chunks(target, source, bounds, scheduler, workers):
-    try:
-        from dask.distributed import Client, LocalCluster, wait
-    except ImportError:  # pragma: no cover - dask is an optional extra
-        raise ModelError("--workers", "needs dask.distributed: pip install 'mva-smp[distributed]'") from None
-    cluster = None
-    try:
-        if scheduler:
-            client = Client(scheduler, timeout="10s")
-        else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
-    except OSError as exc:
-        raise ModelError("--scheduler", f"cannot reach {scheduler}: {exc}") from None
-    try:
-        window = 2 * max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
+    with dask_client(scheduler, workers) as client:
+        from dask.distributed import wait
+
+        window = 2 * worker_count(client, workers)
         source_future = client.scatter(source, broadcast=True)
         pending = []         # (index, future) in grid order; at most `window` in flight
         bounds = iter(bounds)
@@ -219,10 +207,6 @@ def _dask_chunks(target, source, bounds, scheduler, workers):
             k, future = pending.pop(0)
             wait(future)
             yield k, future.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def run_sweep(doc: dict, cases, *, method=None, options=None, overrides=None,

@@ -195,3 +195,40 @@ def test_discipline_fields_in_files_are_one_line_errors(tmp_path, capsys, statio
     assert main(["solve", str(path), "--method", "simulation", "--events", "1000"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"station[cpu].{field}" in err and words in err, err
+
+
+def test_replications_on_a_dask_cluster_equal_the_serial_run():
+    """The same seeds in the same order: bit-identical means and intervals, in fixed and in
+    precision mode (threads in one process keep the test quick; processes are exercised by
+    the command line's --workers in the sweep tests)."""
+    distributed = pytest.importorskip("distributed")
+    net = Network([Station("cpu", "queue", [0.1, 0.2]), Station("disk", "multi", [0.3, 0.1], servers=2)],
+                  population=[3, 2], think_time=[1.0, 0.5])
+    options = {"replications": 3, "events": 20_000, "seed": 5}
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
+        for extra in ({}, {"precision": 0.01}):
+            serial = solve(net, method="simulation", **options, **extra)
+            remote = solve(net, method="simulation", **options, **extra, scheduler=cluster.scheduler_address)
+            assert serial.message == remote.message
+            for name in ("throughput", "queue_length", "utilization"):
+                assert np.array_equal(getattr(serial, name), getattr(remote, name))
+                assert np.array_equal(serial.half_width[name], remote.half_width[name])
+    with pytest.raises(ModelError, match="replications >= 2"):
+        solve(net, method="simulation", workers=2)
+    assert main(["solve", "data/examples/two-class.toml", "--workers", "2"]) == 2
+
+
+def test_command_line_replications_on_local_workers(capsys):
+    pytest.importorskip("distributed")
+    args = ["solve", "data/examples/two-class.toml", "--method", "simulation", "--replications", "2",
+            "--events", "20000", "--format", "json"]
+    assert main(args) == 0
+    serial = capsys.readouterr().out
+    assert main(args + ["--workers", "2"]) == 0
+    remote = capsys.readouterr().out
+    drop = ("solve_seconds",)
+    import json
+    a, b = json.loads(serial), json.loads(remote)
+    for key in drop:
+        a.pop(key, None), b.pop(key, None)
+    assert a["throughput"] == b["throughput"] and a["half_width"] == b["half_width"]
