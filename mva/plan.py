@@ -11,10 +11,11 @@ distribution) then gives the open classes' measures and the utilisations in one 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from .errors import ModelError, SaturationError
+from .errors import ModelError, NumericalWarning, SaturationError
 from .network import Network
 from .open import open_load_effect
 from .result import Result
@@ -214,9 +215,19 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
             queue[k, c] = open_queue * rate[c] * demand[k, c] / a
             residence[k, c] = open_queue * demand[k, c] / a
     utilization = _utilization(network, plan, throughput, marginal)
+    status = _with_approximation_note(plan, status)
+    over = [f"{network.stations[k].name} at {utilization[k].sum():.4g}" for k in np.flatnonzero(plan.residual)
+            if utilization[k].sum() > 1.0 + 1e-9]
+    if over:
+        # the residual-time term can shorten residence below what the bottleneck allows
+        doubt = (f"unreliable: residual-time MVA puts the utilisation of {', '.join(over)} above 1, an "
+                 "impossible state: simulate it (--method simulation)")
+        warnings.warn(f"{method}: {doubt}", NumericalWarning, stacklevel=3)
+        status = {**status, "accuracy": doubt,
+                  "message": "; ".join(filter(None, [status.get("message", ""), doubt]))}
     return Result(method=method, classes=network.classes, stations=network.station_names,
                   throughput=throughput, response_time=residence.sum(axis=0), residence_time=residence,
-                  queue_length=queue, utilization=utilization, **_with_approximation_note(plan, status))
+                  queue_length=queue, utilization=utilization, **status)
 
 
 def _with_approximation_note(plan: SolverPlan, status: dict) -> dict:

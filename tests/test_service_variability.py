@@ -158,3 +158,26 @@ def test_bad_scv_is_a_one_line_error(tmp_path, capsys, value, words):
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "station[cpu].scv" in err and words in err, err
+
+
+def test_residual_time_mva_above_the_bottleneck_bound_is_flagged_unreliable():
+    """Deterministic service at a nearly saturated queue: the term pushes U above 1."""
+    from mva.errors import NumericalWarning
+
+    net = Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0), Station("z", "delay", [2.0])],
+                  population=[4])
+    with pytest.warns(NumericalWarning, match="utilisation of q at 1.05"):
+        r = solve(net)
+    assert r.accuracy.startswith("unreliable: residual-time MVA") and r.utilization[0, 0] > 1
+
+
+def test_validation_study_rows_and_summary():
+    from mva.validation import VARIANTS, study, summary
+
+    rows = study(cases=2, events=20_000, seed=3)
+    assert set(rows["variant"]) == set(VARIANTS)
+    table = summary(rows)
+    assert list(table.index) == list(VARIANTS)
+    # product form: exact MVA, so no approximation flag; FCFS variants are flagged
+    assert (rows[rows["variant"] == "product form"]["accuracy"] == "exact").all()
+    assert rows[rows["variant"] != "product form"]["accuracy"].str.contains("approximate|unreliable").any()
