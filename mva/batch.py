@@ -23,8 +23,10 @@ __all__ = ["batch_exact_single_class", "can_batch"]
 
 
 def can_batch(network: Network) -> bool:
-    """True when ``network`` has one class, closed, so the batch solver applies."""
-    return network.n_classes == 1 and not network.is_open.any()
+    """True when ``network`` has one class, closed, and is product form, so the batch
+    solver applies (its rows carry no accuracy note: a residual-time approximation goes
+    through :func:`mva.solve`, which flags and warns)."""
+    return network.n_classes == 1 and not network.is_open.any() and not SolverPlan.of(network).residual.any()
 
 
 def batch_exact_single_class(network: Network, demand, think) -> dict:

@@ -80,6 +80,9 @@ class NetworkKind:
             if st.get("type") == "ld":
                 params.append(Parameter(f"station.{name}.capacity", st.get("capacity"), "",
                                         f"relative capacity alpha(1..J) of {name}"))
+            if "scv" in st or st.get("discipline") == "fcfs":   # where it can change a result
+                params.append(Parameter(f"station.{name}.scv", st.get("scv", 1.0), "",
+                                        f"squared coefficient of variation of service at {name}"))
         return tuple(params)
 
     def parameters(self) -> tuple[Parameter, ...]:

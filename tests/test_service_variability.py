@@ -181,3 +181,26 @@ def test_validation_study_rows_and_summary():
     # product form: exact MVA, so no approximation flag; FCFS variants are flagged
     assert (rows[rows["variant"] == "product form"]["accuracy"] == "exact").all()
     assert rows[rows["variant"] != "product form"]["accuracy"].str.contains("approximate|unreliable").any()
+
+
+def test_scv_is_a_parameter_of_network_files(tmp_path, capsys):
+    """--set and --sweep reach a station's scv; a residual-time case leaves the batch path,
+    so an unreliable one still warns."""
+    import tomli_w
+
+    from mva.errors import NumericalWarning
+
+    doc = {"network": {"population": [4]},
+           "station": [{"name": "q", "type": "queue", "discipline": "fcfs", "demand": [1.0]},
+                       {"name": "z", "type": "delay", "demand": [2.0]}]}
+    path = tmp_path / "net.toml"
+    path.write_text(tomli_w.dumps(doc))
+    assert main(["solve", str(path), "--list-parameters"]) == 0
+    assert "station.q.scv" in capsys.readouterr().out
+    with pytest.warns(NumericalWarning, match="utilisation of q"):
+        assert main(["solve", str(path), "--sweep", "station.q.scv=0,1", "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    exponential = exact_mva(Network([Station("q", "queue", [1.0]), Station("z", "delay", [2.0])], population=[4]))
+    assert rows[0].startswith("station.q.scv,throughput") and len(rows) == 3
+    assert float(rows[2].split(",")[1]) == pytest.approx(exponential.throughput[0], rel=1e-12)
+    assert float(rows[1].split(",")[1]) > exponential.throughput[0]
