@@ -51,6 +51,10 @@ class NetworkKind:
             raise ModelError("network.name", f"must be a string, got {self.name!r}")
         self.time_unit = time_unit(head)
         self._parameters = self._read_parameters(head)
+        stations = self.doc.get("station") if isinstance(self.doc.get("station"), list) else []
+        #: Delay stations, never a sweep's bottleneck (see :func:`mva.sweep.bottleneck`).
+        self.not_bottlenecks = tuple(st["name"] for st in stations
+                                     if isinstance(st, dict) and st.get("type") == "delay" and "name" in st)
 
     @classmethod
     def for_document(cls, doc: dict, solver: dict | None = None) -> "NetworkKind":

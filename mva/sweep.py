@@ -32,9 +32,11 @@ __all__ = ["target_from_document", "run_sweep", "sweep_chunks", "bottleneck", "M
 DEFAULT_CHUNK = 25_000     # larger chunks are no faster and grow the heap (glibc keeps freed 10 MB temporaries)
 
 
-def bottleneck(frame: pd.DataFrame) -> pd.Series:
-    """The most utilised device of each row (from its ``utilization.*`` columns)."""
-    columns = [c for c in frame.columns if c.startswith("utilization.")]
+def bottleneck(frame: pd.DataFrame, exclude=()) -> pd.Series:
+    """The most utilised device of each row (from its ``utilization.*`` columns), leaving
+    out the devices named in ``exclude`` (delay stations: their "utilisation" is a mean
+    number of busy servers, not a fraction of a capacity)."""
+    columns = [c for c in frame.columns if c.startswith("utilization.") and c[len("utilization."):] not in exclude]
     if not columns:
         return pd.Series([""] * len(frame), index=frame.index, dtype=object)
     util = np.nan_to_num(frame[columns].to_numpy(dtype=float), nan=-np.inf)
@@ -149,7 +151,7 @@ def solve_chunk(target: ModelTarget, source, start: int, stop: int) -> pd.DataFr
         outputs = target.solve_cases(cases)
         inputs = pd.DataFrame(cases)
     frame = pd.concat([inputs.reset_index(drop=True), outputs.reset_index(drop=True)], axis=1)
-    frame["bottleneck"] = bottleneck(outputs)
+    frame["bottleneck"] = bottleneck(outputs, getattr(target.cls, "not_bottlenecks", ()))
     return frame
 
 

@@ -389,3 +389,19 @@ def test_unconverged_cases_are_counted_across_a_resume(tmp_path, fmt):
     resumed.finish()
     resumed.close()
     assert resumed.unconverged == 3
+
+
+def test_a_delay_station_is_never_the_bottleneck(tmp_path, capsys):
+    """A delay's utilisation is its mean number busy (here above 1): the bottleneck is the
+    queue, however lightly loaded, and a network of delays alone has none."""
+    path = tmp_path / "net.toml"
+    path.write_text('[network]\npopulation = [4]\n[[station]]\nname = "q"\ntype = "queue"\ndemand = [0.1]\n'
+                    '[[station]]\nname = "z"\ntype = "delay"\ndemand = [2.0]\n')
+    assert main(["solve", str(path), "--sweep", "network.population=1,4", "--format", "csv"]) == 0
+    frame = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert (frame["utilization.z"] > frame["utilization.q"]).all()
+    assert list(frame["bottleneck"]) == ["q", "q"]
+    path.write_text('[network]\npopulation = [4]\n[[station]]\nname = "z"\ntype = "delay"\ndemand = [2.0]\n')
+    assert main(["solve", str(path), "--sweep", "network.population=1,4", "--format", "csv"]) == 0
+    frame = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), keep_default_na=False)
+    assert list(frame["bottleneck"]) == ["", ""]
