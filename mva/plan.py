@@ -99,7 +99,7 @@ class SolverPlan:
         M, _ = demand.shape
         self.capacities = [s.capacity_function() for s in network.stations]
         load = open_load(network)
-        #: (scv - 1) / 2 at single-server FCFS queues with non-exponential service, the
+        #: (scv - 1) / 2 at single-server FCFS stations with non-exponential service, the
         #: residual-time term the kernels add (0 elsewhere: PS and delay stations are
         #: insensitive to the service distribution, BCMP).
         self.residual = np.zeros(M)
@@ -107,7 +107,7 @@ class SolverPlan:
             if s.scv == 1.0 or s.discipline != "fcfs":
                 continue
             where = f"station[{s.name}].scv"
-            if s.kind != "queue":
+            if s.kind == "multi" and s.servers > 1:
                 raise ModelError(where, "non-exponential service at a multi-server FCFS station has no analytic "
                                         "solution here: solve it with method simulation")
             if load[k] > 0:

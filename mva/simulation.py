@@ -105,7 +105,7 @@ class _Chain:
         self.work_clock = np.zeros(m)
         # utilisation law: U_kc = X_c D_kc / servers (per visit, one visit an interaction),
         # except at ld stations, whose busy time the kernel integrates
-        self.work_per_visit = demands / np.where(self.kind == kernel.KIND_MULTI, self.servers, 1)[:, None]
+        self.work_per_visit = demands / self.servers[:, None]
         self.is_ld = self.kind == kernel.KIND_LD
         self.thinking = np.zeros(c, dtype=np.int64)
         self.think_bag = np.zeros((c, max(1, int(population.max(initial=0)))), dtype=np.int64)
@@ -133,13 +133,13 @@ class _Chain:
                "sojourn": np.zeros((m, c)), "done": np.zeros(c), "response": np.zeros(c)}
         start = self.clock[0]
         status = kernel.run(events, self.kind, self.disc, self.servers, self.capacity, self.mu, self.route,
-                                 self.route_len, self.think_rate, self.arrival_rate, self.clock, self.cust_class,
-                                 self.cust_pos, self.cust_arrive, self.cust_start, self.cust_slot, self.free,
-                                 self.n_free, self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head,
-                                 self.last_change, self.station_rate, acc["busy"], acc["visits"], acc["sojourn"], acc["done"], acc["response"], self.thinking,
-                                 self.think_bag, self.rank, self.entering, self.n_entering, self.general,
-                                 self.ordered, self.scv, self.cust_work, self.next_done, self.done_pos,
-                                 self.work_clock)
+                            self.route_len, self.think_rate, self.arrival_rate, self.clock, self.cust_class,
+                            self.cust_pos, self.cust_arrive, self.cust_start, self.cust_slot, self.free, self.n_free,
+                            self.n_kc, self.n_k, self.bag, self.fifo_id, self.fifo_cls, self.head, self.last_change,
+                            self.station_rate, acc["busy"], acc["visits"], acc["sojourn"], acc["done"],
+                            acc["response"], self.thinking, self.think_bag, self.rank, self.entering, self.n_entering,
+                            self.general, self.ordered, self.scv, self.cust_work, self.next_done, self.done_pos,
+                            self.work_clock)
         if status == 1:
             raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
                                                      "load saturates a station (no steady state)")
@@ -217,26 +217,25 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
     started = time.perf_counter()
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2 ** 32:
         raise ModelError("seed", f"must be an integer in [0, 2^32), got {seed!r}")
+    if warmup is None and isinstance(events, (int, np.integer)):
+        warmup = events // 10
     for name, value, low in (("events", events, 1), ("batches", batches, 2), ("max_events", max_events, 1),
-                             ("replications", replications, 1)):
+                             ("replications", replications, 1), ("warmup", warmup, 0), ("workers", workers, 1)):
+        if name == "workers" and value is None:
+            continue
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
             raise ModelError(name, f"must be an integer >= {low}, got {value!r}")
-    if warmup is None:
-        warmup = events // 10
-    if not isinstance(warmup, (int, np.integer)) or isinstance(warmup, bool) or warmup < 0:
-        raise ModelError("warmup", f"must be an integer >= 0, got {warmup!r}")
     if not 0.0 < confidence < 1.0:
         raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise ModelError("workers", f"must be an integer >= 1, got {workers!r}")
     if (workers or scheduler) and replications < 2:
         raise ModelError("workers", "distributes independent replications: give replications >= 2")
     check_open_saturation(network)
 
     def estimate(batch_list):
+        """Means over all batches (or replications), Student-t half-widths over them."""
+        t_quantile = student_t.ppf(0.5 + confidence / 2, len(batch_list) - 1)
         per = [_batch_measures(a) for a in batch_list]
         total = batch_list[0]
         for a in batch_list[1:]:
@@ -266,11 +265,9 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         limit = max(replications, max_events // (warmup + events)) if precision is not None else replications
         runs = _replications(network, int(seed), warmup, events, replications, limit, workers, scheduler)
         kept = [next(runs) for _ in range(replications)]
-        t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
         mean, half, total = estimate(kept)
         while precision is not None and not precise(mean, half) and len(kept) < limit:
             kept.append(next(runs))
-            t_quantile = student_t.ppf(0.5 + confidence / 2, len(kept) - 1)
             mean, half, total = estimate(kept)
         runs.close()
         spent = len(kept) * (warmup + events)
@@ -281,7 +278,6 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         size = max(1, events // batches)
         kept = [chain.run(size) for _ in range(batches)]
         spent = warmup + size * batches
-        t_quantile = student_t.ppf(0.5 + confidence / 2, batches - 1)
         mean, half, total = estimate(kept)
         while precision is not None and not precise(mean, half) and spent + size * batches <= max_events:
             # double the batch length: run as much again, then merge neighbouring batches
