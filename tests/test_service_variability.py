@@ -107,6 +107,10 @@ def test_residual_time_mva_by_hand():
     (x2, r2, *_), _ = _closed_lattice(plan, force_lattice=True)
     np.testing.assert_allclose(x1, x2, rtol=1e-13)
     np.testing.assert_allclose(r1, r2, rtol=1e-13)
+    # a one-server multi station is a queue: the same term, not a refusal
+    one_server = Network([Station("q", "multi", [1.0], servers=1, discipline="fcfs", scv=0.0),
+                          Station("z", "delay", [2.0])], population=[2])
+    assert solve(one_server).throughput[0] == pytest.approx(12 / 19, rel=1e-12)
     # the approximate methods carry the same term: with one customer it vanishes, exactly
     one = net.replace(population=[1])
     assert solve(one, method="schweitzer").throughput[0] == pytest.approx(1 / 3, rel=1e-9)
