@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import jit
+from .variates import service_time
 
 #: Station types and disciplines as the kernel numbers them (:mod:`mva.simulation` maps names).
 KIND_CODES = {"queue": 0, "delay": 1, "multi": 2, "ld": 3}
@@ -27,12 +28,6 @@ DISCIPLINE_CODES = {"ps": 0, "fcfs": 1, "priority": 2}
 KIND_MULTI, KIND_LD, KIND_DELAY = KIND_CODES["multi"], KIND_CODES["ld"], KIND_CODES["delay"]
 FCFS, PRIORITY = DISCIPLINE_CODES["fcfs"], DISCIPLINE_CODES["priority"]
 OUTSIDE = -1            # thinking (closed) or not in the system (open, free slot)
-
-
-@jit
-def seed(value):
-    """Seed numba's generator (one stream per process; the simulation is sequential)."""
-    np.random.seed(value)
 
 
 @jit(inline=True)
@@ -77,22 +72,6 @@ def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
     for c in range(mu.shape[1]):
         total += n_kc[k, c] * mu[k, c]
     return total * _ps_share(k, n, kind, servers, capacity)
-
-
-@jit(inline=True)
-def _draw_work(mean, scv):
-    """A service time with mean ``mean`` and squared coefficient of variation ``scv``:
-    deterministic (0), gamma with shape 1/scv (between 0 and 1), exponential (1), or
-    two-phase hyperexponential with balanced means (above 1: branch probability
-    p = (1 + sqrt((scv - 1)/(scv + 1)))/2, branch means mean/(2p) and mean/(2(1 - p));
-    Sauer & Chandy, *Computer Systems Performance Modeling*, 1981)."""
-    if scv == 0.0:
-        return mean
-    if scv < 1.0:
-        return np.random.gamma(1.0 / scv, mean * scv)
-    p = 0.5 * (1.0 + np.sqrt((scv - 1.0) / (scv + 1.0)))
-    branch = mean / (2.0 * p) if np.random.random() < p else mean / (2.0 * (1.0 - p))
-    return -np.log(1.0 - np.random.random()) * branch
 
 
 @jit(inline=True)
@@ -198,7 +177,7 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
 
     Non-exponential service (``general[k]``, squared coefficient of variation ``scv[k]``):
     each customer there carries its remaining work ``cust_work`` (drawn on arrival by
-    :func:`_draw_work`), worked off at the rate its discipline gives it, and the station's
+    :func:`service_time`), worked off at the rate its discipline gives it, and the station's
     next completion is scheduled at ``next_done[k]`` (fifo position ``done_pos[k]``; work
     brought up to date at ``work_clock[k]``).  The exponential part stays a Gillespie
     draw: being memoryless, its clock may be drawn anew after every event, and the next
@@ -386,7 +365,7 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
         if general[k]:
             _advance(k, t, n_k, n_kc, kind, disc, servers, capacity, rank, fifo_id, fifo_cls, head, size, cust_work,
                      work_clock)
-            cust_work[cust] = _draw_work(1.0 / mu[k, c], scv[k])
+            cust_work[cust] = service_time(1.0 / mu[k, c], scv[k])
         cust_pos[cust] = pos
         cust_arrive[cust] = t
         cust_slot[cust] = n_kc[k, c]

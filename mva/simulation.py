@@ -32,7 +32,6 @@ law from the completed visits' sojourn times, and utilisations by the utilisatio
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
@@ -41,6 +40,8 @@ from .errors import ModelError
 from .network import Network
 from .plan import check_open_saturation, pack_capacities
 from .result import Result
+from .simulation_output import analyse, check_run_settings
+from .variates import seed as seed_stream
 
 __all__ = ["simulate", "MEASURES"]
 
@@ -124,7 +125,7 @@ class _Chain:
                     self.entering[self.n_entering[0]] = cust
                     self.n_entering[0] += 1
                 cust += 1
-        kernel.seed(seed)
+        seed_stream(seed)
 
     def run(self, events: int) -> dict:
         """Advance ``events`` events; the batch's measures (rates per time unit)."""
@@ -164,15 +165,15 @@ def _batch_measures(acc: dict) -> dict:
                 "utilization": acc["busy"] / span}
 
 
-def _merge(a: dict, b: dict) -> dict:
-    return {k: a[k] + b[k] for k in a}
+class _ChainFactory:
+    """``make_chain`` of :func:`mva.simulation_output.analyse`: a fresh chain of ``network``
+    from a seed (a class, not a closure, so Dask can pickle it)."""
 
+    def __init__(self, network: Network):
+        self.network = network
 
-def _replication(network: Network, seed: int, warmup: int, events: int) -> dict:
-    """One independent replication's accumulators (module level: Dask workers run it)."""
-    chain = _Chain(network, seed)
-    chain.run(warmup)
-    return chain.run(events)
+    def __call__(self, seed: int) -> _Chain:
+        return _Chain(self.network, seed)
 
 
 def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
@@ -212,82 +213,18 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         the interval half-widths of each measure and ``confidence_level`` the level;
         ``converged`` is False when ``precision`` was not reached.
     """
-    from scipy.stats import t as student_t
-
     started = time.perf_counter()
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2 ** 32:
-        raise ModelError("seed", f"must be an integer in [0, 2^32), got {seed!r}")
-    if warmup is None and isinstance(events, (int, np.integer)):
-        warmup = events // 10
-    for name, value, low in (("events", events, 1), ("batches", batches, 2), ("max_events", max_events, 1),
-                             ("replications", replications, 1), ("warmup", warmup, 0), ("workers", workers, 1)):
-        if name == "workers" and value is None:
-            continue
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise ModelError(name, f"must be an integer >= {low}, got {value!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
-    if precision is not None and not 0.0 < precision < 1.0:
-        raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
-    if (workers or scheduler) and replications < 2:
-        raise ModelError("workers", "distributes independent replications: give replications >= 2")
+    warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
+                                workers, scheduler)
     check_open_saturation(network)
-
-    def estimate(batch_list):
-        """Means over all batches (or replications), Student-t half-widths over them."""
-        t_quantile = student_t.ppf(0.5 + confidence / 2, len(batch_list) - 1)
-        per = [_batch_measures(a) for a in batch_list]
-        total = batch_list[0]
-        for a in batch_list[1:]:
-            total = _merge(total, a)
-        mean = _batch_measures(total)
-        half = {}
-        for name in MEASURES:
-            stack = np.array([p[name] for p in per])
-            count = np.sum(~np.isnan(stack), axis=0)
-            with warnings.catch_warnings():       # a measure no batch saw: all-NaN column
-                warnings.simplefilter("ignore", RuntimeWarning)
-                spread = np.nanstd(stack, axis=0, ddof=1)
-            # fewer than two batches saw the measure: its interval is unknown
-            half[name] = np.where(count >= 2, t_quantile * spread / np.sqrt(np.maximum(count, 1)), np.inf)
-        # a class that never visits a station has residence time 0 there, exactly
-        never = total["visits"] == 0
-        mean["residence_time"] = np.where(never, 0.0, mean["residence_time"])
-        half["residence_time"] = np.where(never, 0.0, half["residence_time"])
-        return mean, half, total
-
-    def precise(mean, half):
-        x, h = mean["throughput"], half["throughput"]
-        return bool(np.all((x <= 0) | (h <= precision * x)))
-
-    if replications > 1:
-        # independent replications: the intervals come from the replications' means
-        limit = max(replications, max_events // (warmup + events)) if precision is not None else replications
-        runs = _replications(network, int(seed), warmup, events, replications, limit, workers, scheduler)
-        kept = [next(runs) for _ in range(replications)]
-        mean, half, total = estimate(kept)
-        while precision is not None and not precise(mean, half) and len(kept) < limit:
-            kept.append(next(runs))
-            mean, half, total = estimate(kept)
-        runs.close()
-        spent = len(kept) * (warmup + events)
-        how = f"{len(kept)} replications of {warmup:,} + {events:,} events, seeds {seed}-{seed + len(kept) - 1}"
-    else:
-        chain = _Chain(network, int(seed))
-        chain.run(warmup)
-        size = max(1, events // batches)
-        kept = [chain.run(size) for _ in range(batches)]
-        spent = warmup + size * batches
-        mean, half, total = estimate(kept)
-        while precision is not None and not precise(mean, half) and spent + size * batches <= max_events:
-            # double the batch length: run as much again, then merge neighbouring batches
-            kept += [chain.run(size) for _ in range(batches)]
-            spent += size * batches
-            kept = [_merge(kept[2 * i], kept[2 * i + 1]) for i in range(batches)]
-            size *= 2
-            mean, half, total = estimate(kept)
-        how = f"{spent:,} events ({warmup:,} warm-up), {batches} batches, seed {seed}"
-    reached = precision is None or precise(mean, half)
+    run = analyse(_ChainFactory(network), _batch_measures, seed=int(seed), events=events, warmup=warmup,
+                  batches=batches, replications=replications, confidence=confidence, precision=precision,
+                  max_events=max_events, workers=workers, scheduler=scheduler)
+    mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached
+    # a class that never visits a station has residence time 0 there, exactly
+    never = total["visits"] == 0
+    mean["residence_time"] = np.where(never, 0.0, mean["residence_time"])
+    half["residence_time"] = np.where(never, 0.0, half["residence_time"])
 
     throughput = mean["throughput"]
     message = f"simulation: {how}"
@@ -308,32 +245,6 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
                   residence_time=mean["residence_time"], queue_length=mean["queue_length"],
                   utilization=mean["utilization"], converged=reached, iterations=spent,
                   solve_seconds=time.perf_counter() - started, message=message,
-                  accuracy=f"{100 * confidence:g}% confidence intervals from "
-                           f"{'replications' if replications > 1 else 'batch means'}",
+                  accuracy=f"{100 * confidence:g}% confidence intervals from {run.method}",
                   half_width=half, confidence_level=confidence,
                   extras={"events": spent, "simulated_time": float(total["time"]), "seed": int(seed)})
-
-
-def _replications(network, seed, warmup, events, first, limit, workers, scheduler):
-    """Replications ``seed``, ``seed + 1``, ... in order, at most ``limit``: computed here
-    one by one, or on a Dask cluster (``first`` at once, then one round of as many as
-    there are workers at a time, ahead of what the caller has taken)."""
-    if not (workers or scheduler):
-        for index in range(limit):
-            yield _replication(network, seed + index, warmup, events)
-        return
-    from .cluster import dask_client, worker_count
-
-    with dask_client(scheduler, workers) as client:
-        shared = client.scatter(network, broadcast=True)
-        futures = []
-
-        def submit(count):
-            for index in range(len(futures), min(limit, len(futures) + count)):
-                futures.append(client.submit(_replication, shared, seed + index, warmup, events, pure=False))
-
-        submit(first)
-        for index in range(limit):
-            if index == len(futures):
-                submit(worker_count(client, workers))
-            yield futures[index].result()
