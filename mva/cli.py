@@ -96,22 +96,32 @@ def _format_csv(path: str, result, with_file: bool, header: bool) -> str:
 def _format_model_table(path: str, solution) -> str:
     out = io.StringIO()
     o = solution.outputs
+    hw = solution.half_width
     out.write(f"{solution.model or os.path.basename(path)}  (model: {solution.kind}, "
-              f"solve time {solution.solve_seconds * 1e3:.3f} ms)\n")
+              f"{'simulation, ' if hw else ''}solve time {solution.solve_seconds * 1e3:.3f} ms)\n")
     if not solution.converged:
         out.write(f"WARNING: {solution.message or 'not converged'}\n")
-    scalars = [(_headed(k, solution.units), v) for k, v in o.items() if not isinstance(v, dict)]
-    width = max(len(k) for k, _ in scalars)
+    elif hw:
+        out.write(f"{solution.message}\n")
+    if hw:
+        out.write(f"{100 * solution.confidence_level:g}% confidence intervals (± half-width)\n")
+
+    def cell(value, half, width):
+        return f"{value:>{width}.6g}" + (f" ± {half:<9.2g}" if half is not None else "")
+
+    scalars = [(k, _headed(k, solution.units), v) for k, v in o.items() if not isinstance(v, dict)]
+    width = max(len(h) for _, h, _ in scalars)
     out.write("\n")
-    for key, value in scalars:
-        out.write(f"{key:<{width}}  {value:>14.6g}\n")
+    for key, head, value in scalars:
+        out.write(f"{head:<{width}}  {cell(value, hw.get(key) if hw else None, 14)}\n")
     for group, values in o.items():
         if isinstance(values, dict) and values:
             w = max(8, *(len(k) for k in values))
+            halves = hw.get(group, {}) if hw else None
             out.write(f"\n{_headed(group, solution.units)}\n")
             for key, value in values.items():
-                out.write(f"  {key:<{w}}  {value:>12.6g}\n")
-    util = o.get("utilization")
+                out.write(f"  {key:<{w}}  {cell(value, halves.get(key) if hw else None, 12)}\n")
+    util = {k: u for k, u in o.get("utilization", {}).items() if k != "processors"}
     if util:
         bottleneck = max(util, key=util.get)
         out.write(f"\nbottleneck: {bottleneck} ({util[bottleneck]:.1%} utilised)\n")
@@ -121,7 +131,11 @@ def _format_model_table(path: str, solution) -> str:
 def _model_csv(path: str, solution, header: bool) -> str:
     import pandas as pd
     from .modelkind import flatten
-    row = {"file": path, "model": solution.model, **flatten(solution.outputs), "converged": solution.converged}
+    row = {"file": path, "model": solution.model, **flatten(solution.outputs)}
+    if solution.half_width:       # a simulation: each output's half-width, as a network's CSV has them
+        row.update({f"{k}_half_width": h for k, h in flatten(solution.half_width).items()})
+        row["confidence_level"] = solution.confidence_level
+    row["converged"] = solution.converged
     return pd.DataFrame([row]).to_csv(index=False, header=header, float_format="%.17g")
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import numbers
 import sys
 import time
@@ -80,7 +81,9 @@ class ModelSolution:
     A fixed point that did not converge has ``converged=False`` and a ``message``.
     ``units`` gives the unit of an output or group by its name (``{"tpmC": "tpmC",
     "response_time": "s"}``), for the headers of reports; a name without one is a pure
-    number (utilisations are fractions).
+    number (utilisations are fractions).  A simulation's solution also has
+    ``half_width``, nested like ``outputs``: the half-width of each output's interval at
+    ``confidence_level`` (infinite where unknown).
     """
 
     model: str
@@ -92,6 +95,8 @@ class ModelSolution:
     message: str = ""
     extras: dict = field(default_factory=dict, repr=False)
     units: dict = field(default_factory=dict)
+    half_width: dict = field(default_factory=dict, repr=False)
+    confidence_level: float = 0.0
 
     def flat(self) -> dict:
         """The outputs by dotted name (``utilization.cpu``), then ``converged``: one row of a sweep."""
@@ -99,9 +104,18 @@ class ModelSolution:
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"model", "kind", "outputs", "units", "converged", ...}``."""
-        return {"model": self.model, "kind": self.kind, "outputs": self.outputs, "units": self.units,
-                "converged": self.converged, "iterations": self.iterations,
-                "solve_seconds": self.solve_seconds, "message": self.message}
+        record = {"model": self.model, "kind": self.kind, "outputs": self.outputs, "units": self.units,
+                  "converged": self.converged, "iterations": self.iterations,
+                  "solve_seconds": self.solve_seconds, "message": self.message}
+        if self.half_width:       # JSON has no infinity: an unknown half-width is null
+            record["confidence_level"] = self.confidence_level
+            record["half_width"] = _finite_or_none(self.half_width)
+        return record
+
+
+def _finite_or_none(table: dict) -> dict:
+    return {k: _finite_or_none(v) if isinstance(v, dict) else (v if math.isfinite(v) else None)
+            for k, v in table.items()}
 
 
 class ModelKind(Protocol):
@@ -245,11 +259,49 @@ def bind_kind(doc: dict, solver: dict | None = None):
     bind = getattr(cls, "for_document", None)
     if bind is not None:
         return bind(doc, solver or {})
+    if solver and solver.get("method") == "simulation" and hasattr(cls, "simulate"):
+        return Simulating(cls, {k: v for k, v in solver.items() if k != "method"})
     if solver:
         flag = "--method" if "method" in solver else f"--{next(iter(solver)).replace('_', '-')}"
-        raise ModelError(flag, f"is a model file (kind {kind}), solved by its model kind; --method and solver options "
-                               "apply to network files")
+        simulated = " (or --method simulation)" if hasattr(cls, "simulate") else ""
+        raise ModelError(flag, f"is a model file (kind {kind}), solved by its model kind{simulated}; --method and "
+                               "solver options apply to network files")
     return cls
+
+
+#: Solver options a model kind's ``simulate`` takes from the command line.
+SIMULATION_OPTIONS = ("seed", "events", "replications", "precision", "confidence", "workers", "scheduler")
+
+
+class Simulating:
+    """A model kind solved by its ``simulate(**options)`` instead of ``solve()``
+    (``--method simulation`` on a model file whose kind offers it).  Sweeps then simulate
+    case by case."""
+
+    def __init__(self, cls, options: dict):
+        unknown = sorted(set(options) - set(SIMULATION_OPTIONS))
+        if unknown:
+            raise ModelError(f"--{unknown[0].replace('_', '-')}", f"is not an option of a model's simulation; "
+                                                                  f"valid: {', '.join(SIMULATION_OPTIONS)}")
+        self.cls = cls
+        self.options = options
+        self.kind = cls.kind
+        self.main_output = getattr(cls, "main_output", "throughput")
+
+    def parameters(self):
+        return self.cls.parameters()
+
+    def from_values(self, values: dict, name: str = ""):
+        return _SimulatedModel(self.cls.from_values(values, name), self.options)
+
+
+class _SimulatedModel:
+    def __init__(self, model, options: dict):
+        self.model = model
+        self.options = options
+
+    def solve(self) -> ModelSolution:
+        return self.model.simulate(**self.options)
 
 
 def flatten(table: dict, prefix: str = "") -> dict:

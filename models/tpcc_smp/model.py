@@ -400,6 +400,13 @@ class TPCCSMP:
             return self._solve_classes()
         return self._solve_single()
 
+    def simulate(self, **options) -> ModelSolution:
+        """Simulate the machine this model approximates (:func:`models.tpcc_smp.simulation.simulate`:
+        seed, events, replications, precision, confidence, workers, disks, ...): the same
+        outputs with confidence intervals (``half_width``)."""
+        from .simulation import simulate
+        return simulate(self, **options)
+
     def _kernel_inputs(self) -> dict:
         """One case's inputs to :func:`models.tpcc_smp._kernels.solve_batch` (unpadded), all
         but the service times, which :func:`_times_matrix` gives for many cases at once."""

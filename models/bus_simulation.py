@@ -1,0 +1,227 @@
+"""Processors stalling on a shared bus and memory: a compiled discrete-event simulation.
+
+The machine both bus models approximate, simulated directly: ``processors`` processors
+each compute for an exponential time of mean ``compute`` (a geometric number of
+instructions between misses), then stall while a bus transaction passes through a fixed
+sequence of *phases*, each a visit to one FCFS single-server station (the bus, the
+memory) with its own mean and scv.  A split-transaction bus is three phases (request on
+the bus, memory, reply on the bus: the bus is released while the memory works); an
+atomic bus one.  While computing, a processor also posts non-stalling transactions
+(stores through a store buffer, write-backs) at rate ``posted_rate``; they queue FCFS at
+``posted_station`` and nobody waits for them.
+
+Estimates (:mod:`mva.simulation_output`, batch means): ``progress``, the processors'
+compute progress per unit time in processors' worth (the effective processing power:
+``processors`` when no processor ever stalls; the global system power of Foglia et al.
+2004 when one compute time is one memory reference's cycles); ``stalls``, stalling
+transactions completed per unit time; ``latency``, their mean time from issue to the
+last phase's end; ``utilization`` of each station; ``posted``, posted transactions per
+unit time.  Times in any one unit (cycles, say); rates per that unit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mva.errors import ModelError
+from mva.jit import jit
+from mva.simulation_output import Estimate, analyse
+from mva.variates import exponential, seed, service_time
+
+__all__ = ["BusMachine", "simulate_bus_machine"]
+
+POSTED_POOL = 1 << 16     # most posted transactions waiting at once
+
+
+@dataclass(frozen=True)
+class BusMachine:
+    """The simulated machine (times in one unit, e.g. cycles).
+
+    ``phases`` is a tuple of ``(station, mean, scv)``, the stations numbered from 0 to
+    ``stations - 1``.
+    """
+
+    processors: int
+    compute: float
+    phases: tuple
+    stations: int
+    posted_rate: float = 0.0
+    posted_station: int = 0
+    posted_mean: float = 0.0
+    posted_scv: float = 1.0
+
+    def __post_init__(self):
+        if self.processors < 1:
+            raise ModelError("processors", f"must be >= 1, got {self.processors}")
+        if not self.compute > 0:
+            raise ModelError("compute", f"must be > 0, got {self.compute}")
+        if not self.phases:
+            raise ModelError("phases", "a stalling transaction needs at least one phase")
+        for station, mean, scv in self.phases:
+            if not 0 <= station < self.stations or mean < 0 or scv < 0:
+                raise ModelError("phases", f"bad phase ({station}, {mean}, {scv}): station in "
+                                           f"0..{self.stations - 1}, mean and scv >= 0")
+
+
+class _Chain:
+    """One simulated machine's state (see :func:`_run`)."""
+
+    def __init__(self, machine: BusMachine, stream: int):
+        p, s = machine.processors, machine.stations
+        self.machine = machine
+        self.phase_station = np.array([ph[0] for ph in machine.phases], dtype=np.int64)
+        self.phase_mean = np.array([ph[1] for ph in machine.phases], dtype=float)
+        self.phase_scv = np.array([ph[2] for ph in machine.phases], dtype=float)
+        size = p + (POSTED_POOL if machine.posted_rate > 0 else 0)
+        self.clock = np.zeros(1)
+        self.phase = np.full(p, -1, dtype=np.int64)        # -1 computing, else the phase it is in
+        self.compute_end = np.empty(p)
+        self.posted_next = np.full(p, np.inf)
+        self.mark = np.zeros(p)                          # when its compute or stall began
+        self.fifo = np.zeros((s, size), dtype=np.int64)     # processor ids; -1 a posted transaction
+        self.head = np.zeros(s, dtype=np.int64)
+        self.count = np.zeros(s, dtype=np.int64)
+        self.done = np.full(s, np.inf)
+        self.started = np.zeros(s)
+        seed(stream)
+        _start(self.compute_end, self.posted_next, machine.compute, machine.posted_rate)
+
+    def run(self, events: int) -> dict:
+        m = self.machine
+        acc = np.zeros(5)
+        busy = np.zeros(m.stations)
+        start = self.clock[0]
+        status = _run(events, self.clock, self.phase, self.compute_end, self.posted_next, self.mark,
+                      self.fifo, self.head, self.count, self.done, self.started, self.phase_station,
+                      self.phase_mean, self.phase_scv, m.compute, m.posted_rate, m.posted_station, m.posted_mean,
+                      m.posted_scv, acc, busy)
+        if status == 1:
+            raise ModelError("posted_rate", f"more than {POSTED_POOL:,} posted transactions wait at once: "
+                                            "they saturate their station (no steady state)")
+        return {"time": self.clock[0] - start, "compute": acc[0], "stalls": acc[1], "latency": acc[2],
+                "posted": acc[3], "busy": busy}
+
+
+class _Factory:
+    def __init__(self, machine: BusMachine):
+        self.machine = machine
+
+    def __call__(self, stream: int) -> _Chain:
+        return _Chain(self.machine, stream)
+
+
+def _measures(acc: dict) -> dict:
+    span = acc["time"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {"progress": np.array([acc["compute"] / span]), "stalls": np.array([acc["stalls"] / span]),
+                "latency": np.array([acc["latency"] / acc["stalls"] if acc["stalls"] > 0 else np.nan]),
+                "posted": np.array([acc["posted"] / span]), "utilization": acc["busy"] / span}
+
+
+def simulate_bus_machine(machine: BusMachine, seed: int = 1, events: int = 400_000, batches: int = 20,
+                         confidence: float = 0.95, precision: float | None = 0.002,
+                         max_events: int = 40_000_000) -> Estimate:
+    """Simulate ``machine`` until its compute ``progress`` is known within ``precision``
+    (relative half-width at ``confidence``; batch means after a warm-up of a tenth of
+    ``events``), or ``max_events`` are spent (``reached`` then False).  Measures as the
+    module says, each a 1-element array but ``utilization`` (one per station)."""
+    return analyse(_Factory(machine), _measures, seed=seed, events=events, warmup=events // 10, batches=batches,
+                   replications=1, confidence=confidence, precision=precision, max_events=max_events,
+                   target="progress")
+
+
+@jit
+def _start(compute_end, posted_next, compute, posted_rate):
+    for p in range(compute_end.shape[0]):
+        compute_end[p] = exponential(compute)
+        if posted_rate > 0.0:
+            posted_next[p] = exponential(1.0 / posted_rate)
+
+
+@jit(inline=True)
+def _join(s, job, t, fifo, head, count, done, started, mean, scv):
+    """Job ``job`` (processor, or -1 posted) queues at station ``s``; served at once if idle."""
+    size = fifo.shape[1]
+    if count[s] == size:
+        return 1
+    fifo[s, (head[s] + count[s]) % size] = job
+    count[s] += 1
+    if count[s] == 1:
+        done[s] = t + service_time(mean, scv)
+        started[s] = t
+    return 0
+
+
+@jit
+def _run(n_events, clock, phase, compute_end, posted_next, mark, fifo, head, count, done, started,
+         phase_station, phase_mean, phase_scv, compute, posted_rate, posted_station, posted_mean, posted_scv,
+         acc, busy):
+    """Advance ``n_events`` events (compute ends, posted issues, service completions).
+
+    ``acc``: compute time completed, stalls completed, their summed latency, posted
+    transactions issued; ``busy``: service time completed per station.  Returns 1 if a
+    station's queue overflowed, else 0.
+    """
+    n_proc = phase.shape[0]
+    n_stat = done.shape[0]
+    size = fifo.shape[1]
+    last = phase_station.shape[0] - 1
+    t = clock[0]
+    for _ in range(n_events):
+        # the earliest timer: a station's completion, a compute end or a posted issue
+        best, kind, who = np.inf, 0, 0
+        for s in range(n_stat):
+            if done[s] < best:
+                best, kind, who = done[s], 0, s
+        for p in range(n_proc):
+            if phase[p] < 0:
+                if compute_end[p] < best:
+                    best, kind, who = compute_end[p], 1, p
+                if posted_next[p] < best:
+                    best, kind, who = posted_next[p], 2, p
+        t = best
+        if kind == 1:                       # a miss: the processor stalls
+            acc[0] += t - mark[who]
+            phase[who] = 0
+            mark[who] = t
+            posted_next[who] = np.inf
+            s0 = phase_station[0]
+            if _join(s0, who, t, fifo, head, count, done, started, phase_mean[0], phase_scv[0]):
+                return 1
+        elif kind == 2:                     # a posted transaction leaves the computing processor
+            acc[3] += 1.0
+            posted_next[who] = t + exponential(1.0 / posted_rate)
+            if _join(posted_station, -1, t, fifo, head, count, done, started, posted_mean, posted_scv):
+                return 1
+        else:                               # station ``who`` completes its head job
+            s = who
+            busy[s] += t - started[s]
+            job = fifo[s, head[s]]
+            head[s] = (head[s] + 1) % size
+            count[s] -= 1
+            if count[s] > 0:
+                nxt = fifo[s, head[s]]
+                if nxt < 0:
+                    done[s] = t + service_time(posted_mean, posted_scv)
+                else:
+                    done[s] = t + service_time(phase_mean[phase[nxt]], phase_scv[phase[nxt]])
+                started[s] = t
+            else:
+                done[s] = np.inf
+            if job >= 0:
+                q = phase[job]
+                if q < last:
+                    phase[job] = q + 1
+                    if _join(phase_station[q + 1], job, t, fifo, head, count, done, started, phase_mean[q + 1],
+                             phase_scv[q + 1]):
+                        return 1
+                else:                       # the stall ends: compute again
+                    acc[1] += 1.0
+                    acc[2] += t - mark[job]
+                    phase[job] = -1
+                    compute_end[job] = t + exponential(compute)
+                    mark[job] = t
+                    if posted_rate > 0.0:
+                        posted_next[job] = t + exponential(1.0 / posted_rate)
+    clock[0] = t
+    return 0
