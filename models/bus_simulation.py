@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from mva.errors import ModelError
 from mva.jit import jit
-from mva.simulation_output import Estimate, analyse
+from mva.simulation_output import Estimate, analyse, check_run_settings
 from mva.variates import exponential, seed, service_time
 
 __all__ = ["BusMachine", "simulate_bus_machine"]
@@ -96,8 +96,8 @@ class _Chain:
                       self.phase_mean, self.phase_scv, m.compute, m.posted_rate, m.posted_station, m.posted_mean,
                       m.posted_scv, acc, busy)
         if status == 1:
-            raise ModelError("posted_rate", f"more than {POSTED_POOL:,} posted transactions wait at once: "
-                                            "they saturate their station (no steady state)")
+            raise ModelError("posted_rate", f"more than {POSTED_POOL:,} posted transactions wait at once "
+                                            "(the simulator's limit)")
         return {"time": self.clock[0] - start, "compute": acc[0], "stalls": acc[1], "latency": acc[2],
                 "posted": acc[3], "busy": busy}
 
@@ -118,16 +118,19 @@ def _measures(acc: dict) -> dict:
                 "posted": np.array([acc["posted"] / span]), "utilization": acc["busy"] / span}
 
 
-def simulate_bus_machine(machine: BusMachine, seed: int = 1, events: int = 400_000, batches: int = 20,
-                         confidence: float = 0.95, precision: float | None = 0.002,
-                         max_events: int = 40_000_000) -> Estimate:
+def simulate_bus_machine(machine: BusMachine, seed: int = 1, events: int = 400_000, warmup: int | None = None,
+                         batches: int = 20, replications: int = 1, confidence: float = 0.95,
+                         precision: float | None = 0.002, max_events: int = 40_000_000, workers: int | None = None,
+                         scheduler: str | None = None) -> Estimate:
     """Simulate ``machine`` until its compute ``progress`` is known within ``precision``
-    (relative half-width at ``confidence``; batch means after a warm-up of a tenth of
-    ``events``), or ``max_events`` are spent (``reached`` then False).  Measures as the
+    (relative half-width at ``confidence``), or ``max_events`` are spent (``reached``
+    then False).  Run settings as :func:`mva.simulation.simulate`.  Measures as the
     module says, each a 1-element array but ``utilization`` (one per station)."""
-    return analyse(_Factory(machine), _measures, seed=seed, events=events, warmup=events // 10, batches=batches,
-                   replications=1, confidence=confidence, precision=precision, max_events=max_events,
-                   target="progress")
+    warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
+                                workers, scheduler)
+    return analyse(_Factory(machine), _measures, seed=int(seed), events=events, warmup=warmup, batches=batches,
+                   replications=replications, confidence=confidence, precision=precision, max_events=max_events,
+                   workers=workers, scheduler=scheduler, target="progress")
 
 
 @jit

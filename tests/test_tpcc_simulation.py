@@ -180,3 +180,47 @@ def test_command_line_simulates_a_model_file(capsys, tmp_path):
     assert "--tol" in capsys.readouterr().err
     assert main(["solve", "data/tpcc/c2.toml", "--method", "linearizer"]) == 2
     assert "--method simulation" in capsys.readouterr().err
+
+
+def test_shared_bus_model_is_exact_where_the_simulated_machine_is_product_form():
+    from models.shared_bus import SharedBus
+    # exponential bus service, no non-stalling work, b = 1: the recursion is exact MVA of a
+    # delay (computing) and a queue (the bus), the machine the simulator runs
+    model = SharedBus.from_values({"cpus": 6, "cpu_cycles": 4.0, "profile.cpus": [6], "profile.sync_rate": [0.02],
+                                   "profile.sync_cycles": [40.0], "profile.sync_second_moment": [3200.0],
+                                   "profile.async_rate": [0.0], "profile.async_cycles": [0.0],
+                                   "profile.async_second_moment": [0.0]})
+    solved, sim = model.solve().outputs, model.simulate(seed=2, precision=0.003)
+    assert sim.converged
+    for name in ("gsp", "bus_utilization", "stall_per_reference"):
+        assert abs(sim.outputs[name] - solved[name]) <= sim.half_width[name], name
+
+
+def test_shared_bus_simulation_with_non_stalling_work_loads_the_bus():
+    from models.shared_bus import SharedBus
+    base = {"cpus": 4, "cpu_cycles": 5.0, "profile.cpus": [4], "profile.sync_rate": [0.01],
+            "profile.sync_cycles": [50.0], "profile.sync_second_moment": [3000.0],
+            "profile.async_rate": [0.005], "profile.async_cycles": [20.0], "profile.async_second_moment": [500.0],
+            "service": "measured"}
+    sim = SharedBus.from_values(base).simulate(seed=1, precision=0.005)
+    alone = SharedBus.from_values({**base, "profile.async_rate": [0.0]}).simulate(seed=1, precision=0.005)
+    # posted work takes bus time from the stalling transactions: less progress, more waiting
+    assert sim.outputs["gsp"] + sim.half_width["gsp"] < alone.outputs["gsp"] - alone.half_width["gsp"]
+    assert sim.outputs["stall_per_reference"] > alone.outputs["stall_per_reference"]
+
+
+def test_validation_rows_compare_like_with_like():
+    from models.tpcc_smp.validation import main as validation_main
+    from models.tpcc_smp.validation import summary, validate
+    frame = validate(["C1", "C4"], precision=0.05, events=40_000)
+    assert set(frame.configuration) == {"C1", "C4"}
+    c4 = set(frame[frame.configuration == "C4"].output)
+    assert {"tpmC", "utilization.cpu", "utilization.memory", "utilization.io_bus_2", "utilization.disk_2"} <= c4
+    assert "utilization.processors" not in c4 and "utilization.io_system" not in c4   # one side only
+    assert np.allclose(frame.error, frame.model / frame.simulation - 1)
+    assert (frame.within == ((frame.model - frame.simulation).abs() <= frame.half_width)).all()
+    s = summary(frame)
+    assert s["cases"] == 2 and s["tpmc_max_error"] >= s["tpmc_mean_error"] > 0
+    with pytest.raises(ModelError, match="cpu_centre"):
+        validate(["C1"], cpu_centre="fesc")
+    assert validation_main(["--set", "cpus=0"]) == 2

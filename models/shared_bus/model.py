@@ -61,6 +61,7 @@ residual life from the second moment of the cost; with b fitted the two differ l
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -244,3 +245,48 @@ class SharedBus:
         if not all(math.isfinite(v) for v in (r["gsp"], r["bus_utilization"])):
             raise ModelError("profile", "the bus work gives no finite solution")
         return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS)
+
+    def simulate(self, seed: int = 1, events: int = 400_000, warmup: int | None = None, batches: int = 20,
+                 replications: int = 1, confidence: float = 0.95, precision: float | None = None,
+                 max_events: int = 40_000_000, workers: int | None = None,
+                 scheduler: str | None = None) -> ModelSolution:
+        """Simulate the machine the recursion approximates (:mod:`models.bus_simulation`):
+        ``cpus`` processors computing for exponential times of mean cpu_cycles / r_s
+        between stalling transactions, each an FCFS bus service of the profile's mean
+        and second moment (as scv: gamma below exponential, hyperexponential above),
+        while non-stalling transactions leave each computing processor at rate
+        r_a / cpu_cycles per cycle.  ``bus.residual_factor`` has no part in it: it fits
+        burstiness the machine with these inputs does not have.  The same outputs as
+        :meth:`solve`, with ``half_width`` (run settings as :func:`mva.simulation.simulate`;
+        ``precision`` on the gsp).
+        """
+        from ..bus_simulation import BusMachine, simulate_bus_machine
+
+        started = time.perf_counter()
+        cpus, cycles = self.values["cpus"], self.values["cpu_cycles"]
+        i = self.inputs_at(cpus)
+        scv = lambda mean, m2: m2 / mean ** 2 - 1.0 if mean > 0 else 1.0     # noqa: E731
+        machine = BusMachine(cpus, cycles / i["sync_rate"], ((0, i["sync_cycles"],
+                                                              scv(i["sync_cycles"], i["sync_second_moment"])),),
+                             1, posted_rate=i["async_rate"] / cycles, posted_mean=i["async_cycles"],
+                             posted_scv=scv(i["async_cycles"], i["async_second_moment"]))
+        # posted work leaves only computing processors, so a bus it floods stalls them too:
+        # the machine always has a steady state
+        est = simulate_bus_machine(machine, seed=seed, events=events, warmup=warmup, batches=batches,
+                                   replications=replications, confidence=confidence, precision=precision,
+                                   max_events=max_events, workers=workers, scheduler=scheduler)
+        gsp, gsp_h = float(est.mean["progress"][0]), float(est.half["progress"][0])
+        bus, bus_h = float(est.mean["utilization"][0]), float(est.half["utilization"][0])
+        stall = i["sync_rate"] * float(est.mean["latency"][0])
+        stall_h = i["sync_rate"] * float(est.half["latency"][0])
+        outputs = {"gsp": gsp, "throughput": gsp / cycles, "processor_utilization": gsp / cpus,
+                   "bus_utilization": bus, "stall_per_reference": stall, "response_time": cycles + stall,
+                   "utilization": {"bus": bus, "cpu": gsp / cpus}}
+        half = {"gsp": gsp_h, "throughput": gsp_h / cycles, "processor_utilization": gsp_h / cpus,
+                "bus_utilization": bus_h, "stall_per_reference": stall_h, "response_time": stall_h,
+                "utilization": {"bus": bus_h, "cpu": gsp_h / cpus}}
+        message = f"simulation: {est.how}" + ("" if est.reached else f"; precision {precision:g} not reached")
+        return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS,
+                             converged=est.reached, iterations=est.spent, message=message,
+                             solve_seconds=time.perf_counter() - started, half_width=half,
+                             confidence_level=confidence, extras={"events": est.spent, "seed": int(seed)})

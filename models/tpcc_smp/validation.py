@@ -1,0 +1,123 @@
+"""The TPC-C model against the simulated machine, for the paper's configurations C1-C9.
+
+Du & Zhang (JPDC 2001, section 4, Fig. 6) found their model within 11.2% of their
+simulation of the machine, always above it.  ``python -m models.tpcc_smp.validation``
+does the same with our model and our simulator (:mod:`models.tpcc_smp.simulation`), from
+the same parameters: per configuration the model's tpmC and device utilisations, the
+simulated ones with their confidence half-widths, and the model's error; then the mean
+and largest tpmC error.  ``--cpu-centre model`` simulates with the model's own CPU
+centre (its Norton-aggregated rate function given as ``cpu.rate``) instead of explicit
+processors, which separates the error of the CPU centre from that of the I/O equations.
+
+Options: ``--set NAME=VALUE`` (every case, e.g. ``--set model.inputs=table6``),
+``--precision`` (relative half-width of the simulated throughput, default 0.01),
+``--seed``, ``--format text|json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+
+from mva.errors import ModelError
+from mva.modelkind import flatten, parse_assignments
+
+from . import data
+from .model import TPCCSMP
+
+__all__ = ["validate", "summary", "main", "CONFIGURATIONS", "SEED_ERROR"]
+
+CONFIGURATIONS = tuple(f"C{i}" for i in range(1, 10))
+#: The paper's largest model-vs-simulation difference (section 4, Fig. 6).
+SEED_ERROR = 0.112
+
+
+def validate(configurations=CONFIGURATIONS, overrides: dict | None = None, precision: float = 0.01,
+             seed: int = 1, events: int = 400_000, cpu_centre: str = "explicit") -> pd.DataFrame:
+    """One row per configuration and output (``tpmC``, ``utilization.cpu``, ...) that both
+    the model and the machine have: ``model``, ``simulation``, ``half_width`` (95%),
+    ``error`` (model / simulation - 1), ``within`` (the model inside the interval)."""
+    if cpu_centre not in ("explicit", "model"):
+        raise ModelError("cpu_centre", f"must be explicit or model, got {cpu_centre!r}")
+    rows = []
+    for cfg in configurations:
+        values = {**data.configuration_values(cfg), **(overrides or {})}
+        model = TPCCSMP.from_values(values, name=cfg)
+        solved = flatten(model.solve().outputs)
+        if cpu_centre == "model":
+            model = model.replace(cpu__rate=tuple(model.cpu_rate_function()))
+        sim = model.simulate(seed=seed, events=events, precision=precision)
+        simulated, half = flatten(sim.outputs), flatten(sim.half_width)
+        for name, value in simulated.items():
+            if name not in solved:
+                continue
+            m = solved[name]
+            rows.append({"configuration": cfg, "output": name, "model": m, "simulation": value,
+                         "half_width": half[name], "error": m / value - 1.0 if value else np.nan,
+                         "within": abs(m - value) <= half[name], "converged": sim.converged,
+                         "transactions": sim.extras["transactions"]})
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame) -> dict:
+    """Mean and largest |tpmC error| and the share of utilisations within 5 points."""
+    tpmc = frame[frame.output == "tpmC"]
+    util = frame[frame.output.str.startswith("utilization.")]
+    points = (util.model - util.simulation).abs()
+    return {"tpmc_mean_error": float(tpmc.error.abs().mean()), "tpmc_max_error": float(tpmc.error.abs().max()),
+            "tpmc_model_above": int((tpmc.error > 0).sum()), "cases": int(len(tpmc)),
+            "utilization_mean_points": float(100 * points.mean()), "utilization_max_points": float(100 * points.max())}
+
+
+def _text(frame: pd.DataFrame, label: str) -> str:
+    s = summary(frame)
+    tp = frame[frame.output == "tpmC"].copy()
+    lines = [f"TPC-C model vs simulated machine ({label})", "",
+             tp[["configuration", "model", "simulation", "half_width", "error"]].to_string(
+                 index=False, formatters={"model": "{:.2f}".format, "simulation": "{:.2f}".format,
+                                          "half_width": "±{:.2f}".format, "error": "{:+.1%}".format}), "",
+             f"tpmC: the model above the simulation in {s['tpmc_model_above']} of {s['cases']} configurations; "
+             f"|error| mean {s['tpmc_mean_error']:.1%}, "
+             f"max {s['tpmc_max_error']:.1%} (Du & Zhang 2001: within {SEED_ERROR:.1%})", "",
+             "utilisations (fractions; error in points = model - simulation)"]
+    util = frame[frame.output.str.startswith("utilization.")].copy()
+    util["device"] = util.output.str.slice(len("utilization."))
+    util["points"] = 100 * (util.model - util.simulation)
+    table = util.pivot(index="configuration", columns="device", values="points")
+    lines.append(table.to_string(float_format=lambda v: f"{v:+.1f}", na_rep=""))
+    lines += ["", f"utilisations: |model - simulation| mean {s['utilization_mean_points']:.1f} points, "
+                  f"max {s['utilization_max_points']:.1f}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m models.tpcc_smp.validation", description=__doc__.split("\n")[0])
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="model parameter applied to every case (repeatable)")
+    parser.add_argument("--precision", type=float, default=0.01, help="relative half-width of the throughput")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cpu-centre", choices=("explicit", "model"), default="explicit",
+                        help="simulate explicit processors (default) or the model's own CPU centre")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    try:
+        overrides = parse_assignments(args.set)
+        frame = validate(overrides=overrides, precision=args.precision, seed=args.seed, cpu_centre=args.cpu_centre)
+    except ModelError as exc:
+        print(f"validation: {exc}", file=sys.stderr)
+        return 2
+    label = ", ".join([f"CPU centre: {args.cpu_centre}"] + [f"{k}={v}" for k, v in overrides.items()])
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"overrides": overrides, "cpu_centre": args.cpu_centre,
+                                     "summary": summary(frame), "rows": frame.to_dict(orient="records")},
+                                    default=float) + "\n")
+    else:
+        sys.stdout.write(_text(frame, label))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
