@@ -1,6 +1,6 @@
 """Speed of the discrete-event simulation (``method="simulation"``, issue #20), against SimPy.
 
-Run: python benchmarks/bench_simulation.py [--events 5000000] [--simpy-events 300000]
+Run: python benchmarks/bench_simulation.py [--events 5000000] [--simpy-events 300000] [--tpcc-events 5000000]
 
 (a) events per second on the ten-station closed network of data/examples/ten-stations.toml
     (48 terminals, 5 s think time), ours and a SimPy model of the same network (SimPy is
@@ -9,8 +9,12 @@ Run: python benchmarks/bench_simulation.py [--events 5000000] [--simpy-events 30
     completions;
 (b) the time to know every class's throughput within ±1% at 95% confidence
     (``precision=0.01``) on a 3-class network of 10 stations with 30 customers per class,
-    and the events that took.
-Both simulations run on one core; ours is timed after a compile warm-up.
+    and the events that took;
+(c) events per second of the TPC-C architecture simulator (models.tpcc_smp.simulation) on
+    configurations C2 and C9 of data/tpcc, the event loop alone (think, CPU-burst, bus,
+    disk and memory-transfer completions) and the whole simulate() call to tpmC within
+    ±1% (which includes simulating the memory system for each busy-processor count).
+All simulations run on one core; ours are timed after a compile warm-up.
 """
 from __future__ import annotations
 
@@ -80,6 +84,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=5_000_000)
     parser.add_argument("--simpy-events", type=int, default=300_000)
+    parser.add_argument("--tpcc-events", type=int, default=5_000_000)
     args = parser.parse_args(argv)
 
     ten = load_network(str(ROOT / "data" / "examples" / "ten-stations.toml"))
@@ -105,7 +110,33 @@ def main(argv=None) -> int:
     print(f"reached: {result.converged}; {result.extras['events']:,} events in {seconds:.2f} s; "
           f"half-widths {', '.join(f'{100 * r:.2f}%' for r in rel)}; "
           f"|sim/exact - 1| {', '.join(f'{100 * abs(s / e - 1):.2f}%' for s, e in zip(result.throughput, exact))}")
+
+    tpcc_events_per_second(args.tpcc_events)
     return 0
+
+
+def tpcc_events_per_second(events: int) -> None:
+    from models.tpcc_smp import TPCCSMP
+    from models.tpcc_smp.simulation import _Chain, architecture
+    from mva.files import read_document
+    from mva.modelkind import flatten_document
+
+    print("\n(c) TPC-C architecture (48 terminals; events/s, one core)")
+    print(f"{'config':<7} {'events':>11} {'seconds':>8} {'events/s':>12} {'transactions':>13} "
+          f"{'simulate() to ±1% tpmC':>24}")
+    for cfg in ("c2", "c9"):
+        doc = read_document(str(ROOT / "data" / "tpcc" / f"{cfg}.toml"))
+        model = TPCCSMP.from_values(flatten_document(doc), name=doc["name"])
+        chain = _Chain(architecture(model), 1)
+        chain.run(10_000)                                      # compile
+        started = time.perf_counter()
+        acc = chain.run(events)
+        seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        sim = model.simulate(precision=0.01)
+        whole = time.perf_counter() - started
+        print(f"{doc['name']:<7} {events:>11,} {seconds:>8.2f} {events / seconds:>12,.0f} "
+              f"{int(acc['done'].sum()):>13,} {whole:>9.2f} s, {sim.extras['events']:>10,} events")
 
 
 if __name__ == "__main__":

@@ -276,8 +276,8 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
     """Simulate the machine of ``model`` (see the module) and estimate its outputs.
 
     Run settings as :func:`mva.simulation.simulate` (events are the architecture's:
-    think, burst, bus, disk and transfer completions; ``precision`` is on the
-    throughput); ``disks`` chooses the access-time distribution; ``memory_precision`` the
+    think, burst, bus, disk and transfer completions; ``precision`` is on ``tpmC``, the
+    main output); ``disks`` chooses the access-time distribution; ``memory_precision`` the
     relative precision of the memory system's progress rates.
 
     Returns
@@ -295,7 +295,8 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
     arch = architecture(model, disks, memory_precision, int(seed))
     run = analyse(_Factory(arch), _Measures(arch), seed=int(seed), events=events,
                   warmup=warmup, batches=batches, replications=replications, confidence=confidence,
-                  precision=precision, max_events=max_events, workers=workers, scheduler=scheduler)
+                  precision=precision, max_events=max_events, workers=workers, scheduler=scheduler,
+                  target="tpmC")
     outputs = _nest({k: float(v) for k, v in run.mean.items()})
     half = _nest({k: float(v) for k, v in run.half.items()})
     message = f"simulation: {run.how}; {arch.memory_note}"
@@ -304,7 +305,7 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
         reached = False
         message += "; no transaction completed: run more events"
     elif not reached:
-        message += f"; precision {precision:g} not reached (throughput ±{half['throughput'] / outputs['throughput']:.3g})"
+        message += f"; precision {precision:g} not reached (tpmC ±{half['tpmC'] / outputs['tpmC']:.3g})"
     from .model import OUTPUT_UNITS
     return ModelSolution(model=model.name or "tpcc_smp", kind=model.kind, outputs=outputs, converged=reached,
                          iterations=run.spent, solve_seconds=time.perf_counter() - started, message=message,

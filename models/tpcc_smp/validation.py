@@ -10,7 +10,7 @@ centre (its Norton-aggregated rate function given as ``cpu.rate``) instead of ex
 processors, which separates the error of the CPU centre from that of the I/O equations.
 
 Options: ``--set NAME=VALUE`` (every case, e.g. ``--set model.inputs=table6``),
-``--precision`` (relative half-width of the simulated throughput, default 0.01),
+``--precision`` (relative half-width of the simulated tpmC at 95%, default 0.01),
 ``--seed``, ``--format text|json``.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m models.tpcc_smp.validation", description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="model parameter applied to every case (repeatable)")
-    parser.add_argument("--precision", type=float, default=0.01, help="relative half-width of the throughput")
+    parser.add_argument("--precision", type=float, default=0.01, help="relative half-width of the simulated tpmC")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cpu-centre", choices=("explicit", "model"), default="explicit",
                         help="simulate explicit processors (default) or the model's own CPU centre")
