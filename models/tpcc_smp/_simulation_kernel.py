@@ -17,7 +17,7 @@ from mva.variates import exponential
 # where a terminal is (``stage``)
 THINK, CPU, READ_REQUEST, DISK_QUEUE, READ_ACCESS, READ_REPLY, WRITE_BUS, DMA_IN, DMA_OUT = range(9)
 # accumulators (``acc``), besides the per-type, per-device and per-CPU-count arrays
-A_CPU_RESIDENCE, A_IO_RESIDENCE, A_DMA, A_CPU_BUSY, A_EVENTS = range(5)
+A_CPU_RESIDENCE, A_IO_RESIDENCE, A_DMA, A_CPU_BUSY = range(4)
 # the service times (``times``, seconds)
 T_IO_REQUEST, T_IO_REPLY, T_IO_WRITE, T_SEEK, T_ROTATION, T_TRANSFER, T_DCACHE = range(7)
 
@@ -63,8 +63,8 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
     Accumulates per type ``done`` (completed transactions) and ``response`` (their summed
     response times, s); ``busy_bus``/``busy_disk`` (held time, s); ``time_at[j]`` (s with
     j bursts running on the CPUs); ``acc`` (see the ``A_`` indices: summed CPU-centre and
-    I/O residence of completed transactions, DMA block moves, time with the CPU centre
-    busy, events).
+    I/O residence of completed transactions, cache blocks moved to or from memory, time
+    with the CPU centre busy).
     """
     n_term = timer.shape[0]
     n_disks = disk_holder.shape[0]
@@ -87,7 +87,6 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
         if cpu_n[0] > 0:
             acc[A_CPU_BUSY] += elapsed
         t = best
-        acc[A_EVENTS] += 1.0
         if who < 0:
             # a burst ends: work off the running bursts' progress, take it out of the queue
             for q in range(running):

@@ -203,7 +203,7 @@ class _Chain:
     def run(self, events: int) -> dict:
         a = self.arch
         types = len(a.cpu_work)
-        acc = {"done": np.zeros(types), "response": np.zeros(types), "scalars": np.zeros(5),
+        acc = {"done": np.zeros(types), "response": np.zeros(types), "scalars": np.zeros(4),
                "busy_bus": np.zeros(a.n_buses), "busy_disk": np.zeros(len(a.bus_of_disk)),
                "time_at": np.zeros(a.cpu_servers + 1)}
         start = self.clock[0]
