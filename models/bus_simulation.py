@@ -21,6 +21,7 @@ unit time.  Times in any one unit (cycles, say); rates per that unit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from mva.errors import ModelError
@@ -102,14 +103,6 @@ class _Chain:
                 "posted": acc[3], "busy": busy}
 
 
-class _Factory:
-    def __init__(self, machine: BusMachine):
-        self.machine = machine
-
-    def __call__(self, stream: int) -> _Chain:
-        return _Chain(self.machine, stream)
-
-
 def _measures(acc: dict) -> dict:
     span = acc["time"]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -128,7 +121,7 @@ def simulate_bus_machine(machine: BusMachine, seed: int = 1, events: int = 400_0
     module says, each a 1-element array but ``utilization`` (one per station)."""
     warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
                                 workers, scheduler)
-    return analyse(_Factory(machine), _measures, seed=int(seed), events=events, warmup=warmup, batches=batches,
+    return analyse(partial(_Chain, machine), _measures, seed=int(seed), events=events, warmup=warmup, batches=batches,
                    replications=replications, confidence=confidence, precision=precision, max_events=max_events,
                    workers=workers, scheduler=scheduler, target="progress")
 

@@ -45,6 +45,11 @@ def _headed(name: str, units: dict) -> str:
     return f"{name} [{units[name]}]" if units.get(name) else name
 
 
+def _cell(value, half, width: int) -> str:
+    """``value`` right-aligned, with `` ± half-width`` when a simulation gave one."""
+    return f"{value:>{width}.6g}" + (f" ± {half:<9.2g}" if half is not None else "")
+
+
 def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
     out = io.StringIO()
     title = net_name or os.path.basename(path)
@@ -60,10 +65,7 @@ def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
     hw = result.half_width
 
     def cell(name, value, index, width):
-        """``value`` right-aligned, with `` ± half-width`` for a simulation."""
-        if not hw:
-            return f"{value:>{width}.6g}"
-        return f"{value:>{width}.6g} ± {hw[name][index]:<9.2g}"
+        return _cell(value, hw[name][index] if hw else None, width)
 
     if hw:
         out.write(f"{100 * result.confidence_level:g}% confidence intervals (± half-width)\n")
@@ -106,22 +108,19 @@ def _format_model_table(path: str, solution) -> str:
     if hw:
         out.write(f"{100 * solution.confidence_level:g}% confidence intervals (± half-width)\n")
 
-    def cell(value, half, width):
-        return f"{value:>{width}.6g}" + (f" ± {half:<9.2g}" if half is not None else "")
-
     scalars = [(k, _headed(k, solution.units), v) for k, v in o.items() if not isinstance(v, dict)]
     width = max(len(h) for _, h, _ in scalars)
     out.write("\n")
     for key, head, value in scalars:
-        out.write(f"{head:<{width}}  {cell(value, hw.get(key) if hw else None, 14)}\n")
+        out.write(f"{head:<{width}}  {_cell(value, hw.get(key) if hw else None, 14)}\n")
     for group, values in o.items():
         if isinstance(values, dict) and values:
             w = max(8, *(len(k) for k in values))
             halves = hw.get(group, {}) if hw else None
             out.write(f"\n{_headed(group, solution.units)}\n")
             for key, value in values.items():
-                out.write(f"  {key:<{w}}  {cell(value, halves.get(key) if hw else None, 12)}\n")
-    util = {k: u for k, u in o.get("utilization", {}).items() if k != "processors"}
+                out.write(f"  {key:<{w}}  {_cell(value, halves.get(key) if hw else None, 12)}\n")
+    util = o.get("utilization")
     if util:
         bottleneck = max(util, key=util.get)
         out.write(f"\nbottleneck: {bottleneck} ({util[bottleneck]:.1%} utilised)\n")

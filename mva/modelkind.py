@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import math
 import numbers
 import sys
 import time
@@ -109,13 +108,9 @@ class ModelSolution:
                   "solve_seconds": self.solve_seconds, "message": self.message}
         if self.half_width:       # JSON has no infinity: an unknown half-width is null
             record["confidence_level"] = self.confidence_level
-            record["half_width"] = _finite_or_none(self.half_width)
+            from .result import finite_or_none      # numpy: imported only when needed
+            record["half_width"] = finite_or_none(self.half_width)
         return record
-
-
-def _finite_or_none(table: dict) -> dict:
-    return {k: _finite_or_none(v) if isinstance(v, dict) else (v if math.isfinite(v) else None)
-            for k, v in table.items()}
 
 
 class ModelKind(Protocol):

@@ -132,14 +132,17 @@ class Result:
             "algorithm": self.extras.get("algorithm", self.method),
             **({"auto": self.extras["auto"]} if "auto" in self.extras else {}),
             **({"confidence_level": float(self.confidence_level),
-                "half_width": {name: _finite_or_none(hw) for name, hw in self.half_width.items()}}
+                "half_width": finite_or_none(self.half_width)}
                if self.half_width else {}),
         }
 
 
-def _finite_or_none(values):
-    """Nested lists of floats with ``None`` (JSON null) for an unknown (infinite) half-width."""
+def finite_or_none(values):
+    """JSON-ready half-widths: arrays to nested lists of floats, dicts by key (a model's
+    half-widths), ``None`` (JSON null) for an unknown (infinite) one."""
+    if isinstance(values, dict):
+        return {k: finite_or_none(v) for k, v in values.items()}
     array = np.asarray(values, dtype=float)
     if array.ndim == 0:
         return float(array) if np.isfinite(array) else None
-    return [_finite_or_none(v) for v in array]
+    return [finite_or_none(v) for v in array]

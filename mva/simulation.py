@@ -32,6 +32,7 @@ law from the completed visits' sojourn times, and utilisations by the utilisatio
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -165,17 +166,6 @@ def _batch_measures(acc: dict) -> dict:
                 "utilization": acc["busy"] / span}
 
 
-class _ChainFactory:
-    """``make_chain`` of :func:`mva.simulation_output.analyse`: a fresh chain of ``network``
-    from a seed (a class, not a closure, so Dask can pickle it)."""
-
-    def __init__(self, network: Network):
-        self.network = network
-
-    def __call__(self, seed: int) -> _Chain:
-        return _Chain(self.network, seed)
-
-
 def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
              batches: int = 20, replications: int = 1, confidence: float = 0.95, precision: float | None = None,
              max_events: int = 200_000_000, workers: int | None = None, scheduler: str | None = None) -> Result:
@@ -217,7 +207,7 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
     warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
                                 workers, scheduler)
     check_open_saturation(network)
-    run = analyse(_ChainFactory(network), _batch_measures, seed=int(seed), events=events, warmup=warmup,
+    run = analyse(partial(_Chain, network), _batch_measures, seed=int(seed), events=events, warmup=warmup,
                   batches=batches, replications=replications, confidence=confidence, precision=precision,
                   max_events=max_events, workers=workers, scheduler=scheduler)
     mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached

@@ -43,21 +43,68 @@ def _choose(cumulative):
     return cumulative.shape[0] - 1
 
 
+@jit(inline=True)
+def _begin_think(i, t, kind, stage, timer, mix_cumulative, keying, think_mean):
+    """Terminal ``i`` picks its next transaction type and thinks (keying plus an
+    exponential think time of the type's mean)."""
+    c = _choose(mix_cumulative)
+    kind[i] = c
+    stage[i] = THINK
+    timer[i] = t + keying[c] + exponential(think_mean[c])
+
+
 @jit
 def start(timer, stage, kind, mix_cumulative, keying, think_mean):
     """Every terminal starts thinking before its first transaction."""
     for i in range(timer.shape[0]):
-        c = _choose(mix_cumulative)
-        kind[i] = c
-        stage[i] = THINK
-        timer[i] = keying[c] + exponential(think_mean[c])
+        _begin_think(i, 0.0, kind, stage, timer, mix_cumulative, keying, think_mean)
+
+
+@jit(inline=True)
+def _work_off(t, running, rate, cpu_queue, burst, cpu_last):
+    """The running bursts' progress since the CPU centre last changed."""
+    for q in range(running):
+        burst[cpu_queue[q]] -= (t - cpu_last[0]) * rate
+    cpu_last[0] = t
+
+
+@jit(inline=True)
+def _bus_hold(s, times, exponential_disks):
+    """How long a terminal at stage ``s`` holds its bus: a read's request or reply, or a
+    write's bus time plus the whole access (eq. 3.7)."""
+    if s == READ_REQUEST:
+        return times[T_IO_REQUEST]
+    if s == READ_REPLY:
+        return times[T_IO_REPLY]
+    return times[T_IO_WRITE] + _access(times, exponential_disks)
+
+
+@jit(inline=True)
+def _want_bus(i, b, t, stage, timer, bus_holder, bus_queue, bus_head, bus_n, held_since, times, exponential_disks):
+    """Terminal ``i`` takes bus ``b`` if it is free, else queues for it."""
+    if bus_holder[b] < 0:
+        bus_holder[b] = i
+        held_since[i] = t
+        timer[i] = t + _bus_hold(stage[i], times, exponential_disks)
+    else:
+        bus_queue[b, (bus_head[b] + bus_n[b]) % bus_queue.shape[1]] = i
+        bus_n[b] += 1
+        timer[i] = np.inf
+
+
+@jit(inline=True)
+def _queue_disk(i, d, stage, disk_queue, disk_head, disk_n):
+    stage[i] = DISK_QUEUE
+    disk_queue[d, (disk_head[d] + disk_n[d]) % disk_queue.shape[1]] = i
+    disk_n[d] += 1
 
 
 @jit
-def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_of, is_write, tx_start, tx_cpu, tx_io, phase_start,
-        cpu_queue, cpu_n, cpu_last, bus_holder, bus_queue, bus_head, bus_n, disk_holder, disk_queue, disk_head,
-        disk_n, held_since, mix_cumulative, keying, think_mean, cpu_work, ops_mean, op_cumulative, bus_of_disk,
-        times, cpu_servers, cpu_rate, dma_blocks, dma_latency, exponential_disks, done, response, acc, busy_bus, busy_disk, time_at):
+def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_of, is_write, tx_start, tx_cpu,
+        tx_io, phase_start, cpu_queue, cpu_n, cpu_last, bus_holder, bus_queue, bus_head, bus_n, disk_holder,
+        disk_queue, disk_head, disk_n, held_since, mix_cumulative, keying, think_mean, cpu_work, ops_mean,
+        op_cumulative, bus_of_disk, times, cpu_servers, cpu_rate, dma_blocks, dma_latency, exponential_disks, done,
+        response, acc, busy_bus, busy_disk, time_at):
     """Advance ``n_events`` events.
 
     Accumulates per type ``done`` (completed transactions) and ``response`` (their summed
@@ -67,7 +114,6 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
     with the CPU centre busy).
     """
     n_term = timer.shape[0]
-    n_disks = disk_holder.shape[0]
     t = clock[0]
     for _ in range(n_events):
         # the CPU centre's next completion: the running burst with the least work left
@@ -87,11 +133,10 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
         if cpu_n[0] > 0:
             acc[A_CPU_BUSY] += elapsed
         t = best
+        to_cpu = False
         if who < 0:
             # a burst ends: work off the running bursts' progress, take it out of the queue
-            for q in range(running):
-                burst[cpu_queue[q]] -= (t - cpu_last[0]) * rate
-            cpu_last[0] = t
+            _work_off(t, running, rate, cpu_queue, burst, cpu_last)
             i = cpu_queue[cpu_pos]
             for q in range(cpu_pos, cpu_n[0] - 1):
                 cpu_queue[q] = cpu_queue[q + 1]
@@ -103,17 +148,13 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
                 response[c] += t - tx_start[i]
                 acc[A_CPU_RESIDENCE] += tx_cpu[i]
                 acc[A_IO_RESIDENCE] += tx_io[i]
-                c = _choose(mix_cumulative)
-                kind[i] = c
-                stage[i] = THINK
-                timer[i] = t + keying[c] + exponential(think_mean[c])
+                _begin_think(i, t, kind, stage, timer, mix_cumulative, keying, think_mean)
                 continue
             # the next disk operation: which disk, read or write
             ops_left[i] -= 1
             phase_start[i] = t
             pick = _choose(op_cumulative[kind[i]])
-            d = pick // 2
-            disk_of[i] = d
+            disk_of[i] = pick // 2
             is_write[i] = pick % 2
             if is_write[i]:                            # the block comes from memory first
                 stage[i] = DMA_OUT
@@ -121,21 +162,13 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
                 timer[i] = t + dma_blocks * dma_latency[min(cpu_n[0], cpu_servers)]
             else:                                      # the read request on the bus
                 stage[i] = READ_REQUEST
-                b = bus_of_disk[d]
-                if bus_holder[b] < 0:
-                    bus_holder[b] = i
-                    held_since[i] = t
-                    timer[i] = t + times[T_IO_REQUEST]
-                else:
-                    size = bus_queue.shape[1]
-                    bus_queue[b, (bus_head[b] + bus_n[b]) % size] = i
-                    bus_n[b] += 1
-                    timer[i] = np.inf
+                _want_bus(i, bus_of_disk[disk_of[i]], t, stage, timer, bus_holder, bus_queue, bus_head, bus_n,
+                          held_since, times, exponential_disks)
             continue
         i = who
         s = stage[i]
+        d = disk_of[i]
         timer[i] = np.inf
-        to_cpu = False
         if s == THINK:                                 # a transaction begins
             c = kind[i]
             tx_start[i] = t
@@ -148,32 +181,18 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
             to_cpu = True
         elif s == READ_REQUEST or s == READ_REPLY or s == WRITE_BUS:
             # a bus hold ends: the next in the bus's queue takes it
-            b = bus_of_disk[disk_of[i]]
+            b = bus_of_disk[d]
             busy_bus[b] += t - held_since[i]
-            size = bus_queue.shape[1]
+            bus_holder[b] = -1
             if bus_n[b] > 0:
                 j = bus_queue[b, bus_head[b]]
-                bus_head[b] = (bus_head[b] + 1) % size
+                bus_head[b] = (bus_head[b] + 1) % bus_queue.shape[1]
                 bus_n[b] -= 1
-                bus_holder[b] = j
-                held_since[j] = t
-                sj = stage[j]
-                if sj == READ_REQUEST:
-                    timer[j] = t + times[T_IO_REQUEST]
-                elif sj == READ_REPLY:
-                    timer[j] = t + times[T_IO_REPLY]
-                else:
-                    timer[j] = t + times[T_IO_WRITE] + _access(times, exponential_disks)
-            else:
-                bus_holder[b] = -1
+                _want_bus(j, b, t, stage, timer, bus_holder, bus_queue, bus_head, bus_n, held_since, times,
+                          exponential_disks)
             if s == READ_REQUEST:                      # on to the disk's queue
-                stage[i] = DISK_QUEUE
-                d = disk_of[i]
-                dsize = disk_queue.shape[1]
-                disk_queue[d, (disk_head[d] + disk_n[d]) % dsize] = i
-                disk_n[d] += 1
+                _queue_disk(i, d, stage, disk_queue, disk_head, disk_n)
             else:                                      # the disk is free again
-                d = disk_of[i]
                 busy_disk[d] += t - held_since[n_term + d]
                 disk_holder[d] = -1
                 if s == READ_REPLY:                    # the block goes to memory
@@ -185,54 +204,31 @@ def run(n_events, clock, timer, stage, kind, ops_left, burst, burst_work, disk_o
                     to_cpu = True
         elif s == READ_ACCESS:                         # the read waits to regain its bus
             stage[i] = READ_REPLY
-            b = bus_of_disk[disk_of[i]]
-            size = bus_queue.shape[1]
-            if bus_holder[b] < 0:
-                bus_holder[b] = i
-                held_since[i] = t
-                timer[i] = t + times[T_IO_REPLY]
-            else:
-                bus_queue[b, (bus_head[b] + bus_n[b]) % size] = i
-                bus_n[b] += 1
+            _want_bus(i, bus_of_disk[d], t, stage, timer, bus_holder, bus_queue, bus_head, bus_n, held_since,
+                      times, exponential_disks)
         elif s == DMA_IN:
             tx_io[i] += t - phase_start[i]
             to_cpu = True
         elif s == DMA_OUT:                             # a write queues for its disk
-            stage[i] = DISK_QUEUE
-            d = disk_of[i]
-            dsize = disk_queue.shape[1]
-            disk_queue[d, (disk_head[d] + disk_n[d]) % dsize] = i
-            disk_n[d] += 1
-        # a free disk takes the next in its queue (only the disk just touched can be one)
-        for d in range(n_disks):
-            if disk_holder[d] >= 0 or disk_n[d] == 0:
-                continue
-            dsize = disk_queue.shape[1]
+            _queue_disk(i, d, stage, disk_queue, disk_head, disk_n)
+        # the disk this event touched, if free, takes the next in its queue (no other
+        # disk changed, and a free disk never keeps a queue)
+        if s != THINK and disk_holder[d] < 0 and disk_n[d] > 0:
             j = disk_queue[d, disk_head[d]]
-            disk_head[d] = (disk_head[d] + 1) % dsize
+            disk_head[d] = (disk_head[d] + 1) % disk_queue.shape[1]
             disk_n[d] -= 1
             disk_holder[d] = j
             held_since[n_term + d] = t
             if is_write[j]:                            # a write holds its bus through the access
                 stage[j] = WRITE_BUS
-                b = bus_of_disk[d]
-                size = bus_queue.shape[1]
-                if bus_holder[b] < 0:
-                    bus_holder[b] = j
-                    held_since[j] = t
-                    timer[j] = t + times[T_IO_WRITE] + _access(times, exponential_disks)
-                else:
-                    bus_queue[b, (bus_head[b] + bus_n[b]) % size] = j
-                    bus_n[b] += 1
+                _want_bus(j, bus_of_disk[d], t, stage, timer, bus_holder, bus_queue, bus_head, bus_n, held_since,
+                          times, exponential_disks)
             else:
                 stage[j] = READ_ACCESS
                 timer[j] = t + _access(times, exponential_disks) + times[T_DCACHE]
         if to_cpu:                                     # the next burst joins the CPU queue
             running = min(cpu_n[0], cpu_servers)
-            rate = cpu_rate[running]
-            for q in range(running):
-                burst[cpu_queue[q]] -= (t - cpu_last[0]) * rate
-            cpu_last[0] = t
+            _work_off(t, running, cpu_rate[running], cpu_queue, burst, cpu_last)
             stage[i] = CPU
             phase_start[i] = t
             burst[i] = burst_work[i]

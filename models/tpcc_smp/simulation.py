@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from mva.errors import ModelError
@@ -218,43 +219,29 @@ class _Chain:
         return acc
 
 
-class _Factory:
-    def __init__(self, arch: Architecture):
-        self.arch = arch
-
-    def __call__(self, stream: int) -> _Chain:
-        return _Chain(self.arch, stream)
-
-
-class _Measures:
+def _measures(a: Architecture, acc: dict) -> dict:
     """Flat estimates (``tpmC``, ``utilization.disk_1``, ...) from accumulators."""
-
-    def __init__(self, arch: Architecture):
-        self.arch = arch
-
-    def __call__(self, acc: dict) -> dict:
-        a = self.arch
-        span = acc["time"]
-        done = acc["done"].sum()
-        s = acc["scalars"]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_tx = 1.0 / done if done > 0 else np.nan
-            out = {"tpmC": tpmc(acc["done"][0] / span), "throughput": done / span,
-                   "response_time": acc["response"].sum() * per_tx,
-                   "utilization.cpu": s[kernel.A_CPU_BUSY] / span}
-            if a.explicit_cpus:
-                busy = np.arange(a.cpu_servers + 1) @ acc["time_at"]
-                out["utilization.processors"] = busy / (a.cpu_servers * span)
-                moved = s[kernel.A_DMA] * a.memory_block_time / span
-                memory = acc["time_at"] @ a.memory_utilization / span + moved
-                out["utilization.memory_bus"], out["utilization.memory"] = memory[0], memory[1]
-            for b, busy in enumerate(acc["busy_bus"]):
-                out[f"utilization.io_bus_{b + 1}"] = busy / span
-            for d, busy in enumerate(acc["busy_disk"]):
-                out[f"utilization.disk_{d + 1}"] = busy / span
-            out["residence_time.cpu"] = s[kernel.A_CPU_RESIDENCE] * per_tx
-            out["residence_time.io"] = s[kernel.A_IO_RESIDENCE] * per_tx
-        return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+    span = acc["time"]
+    done = acc["done"].sum()
+    s = acc["scalars"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_tx = 1.0 / done if done > 0 else np.nan
+        out = {"tpmC": tpmc(acc["done"][0] / span), "throughput": done / span,
+               "response_time": acc["response"].sum() * per_tx,
+               "utilization.cpu": s[kernel.A_CPU_BUSY] / span}
+        if a.explicit_cpus:
+            busy = np.arange(a.cpu_servers + 1) @ acc["time_at"]
+            out["utilization.processors"] = busy / (a.cpu_servers * span)
+            moved = s[kernel.A_DMA] * a.memory_block_time / span
+            memory = acc["time_at"] @ a.memory_utilization / span + moved
+            out["utilization.memory_bus"], out["utilization.memory"] = memory[0], memory[1]
+        for b, busy in enumerate(acc["busy_bus"]):
+            out[f"utilization.io_bus_{b + 1}"] = busy / span
+        for d, busy in enumerate(acc["busy_disk"]):
+            out[f"utilization.disk_{d + 1}"] = busy / span
+        out["residence_time.cpu"] = s[kernel.A_CPU_RESIDENCE] * per_tx
+        out["residence_time.io"] = s[kernel.A_IO_RESIDENCE] * per_tx
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
 def _nest(flat: dict) -> dict:
@@ -293,7 +280,7 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
     if not 0.0 < memory_precision < 1.0:
         raise ModelError("memory_precision", f"must be a fraction between 0 and 1, got {memory_precision!r}")
     arch = architecture(model, disks, memory_precision, int(seed))
-    run = analyse(_Factory(arch), _Measures(arch), seed=int(seed), events=events,
+    run = analyse(partial(_Chain, arch), partial(_measures, arch), seed=int(seed), events=events,
                   warmup=warmup, batches=batches, replications=replications, confidence=confidence,
                   precision=precision, max_events=max_events, workers=workers, scheduler=scheduler,
                   target="tpmC")
