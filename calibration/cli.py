@@ -83,9 +83,85 @@ def _cmd_generate(args):
     return 0
 
 
+DEFAULT_REUSE_SIZES = "4KiB,8KiB,16KiB,32KiB,64KiB,128KiB,256KiB,512KiB,1MiB,2MiB,4MiB"
+
+
+def _size_label(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
+
+
+def _cmd_reuse(args):
+    from .missratio import lru_miss_ratio
+    from .sim.machine import parse_size
+    from .sim.reuse import reuse_profile
+
+    try:
+        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        raise ModelError("--sizes", f"expected sizes like 8KiB,32KiB, got {args.sizes!r}") from None
+    if not sizes or min(sizes) < args.block:
+        raise ModelError("--sizes", f"every size must hold at least one {args.block}-byte block")
+    if args.plot:
+        refuse_overwrite(args.plot, args.force, "--plot")
+    profile = reuse_profile(args.trace, block=args.block, data_only=args.data_only, sample=args.sample,
+                            seed=args.seed, fmt=args.trace_format, name=Path(args.trace).name)
+    rows = []
+    for size in sizes:
+        ratio = lru_miss_ratio(profile, size)
+        rows.append({"cache": size, "misses": profile.lru_misses(size) if profile.exact
+                     else ratio * profile.references, "miss_ratio": ratio})
+    d = {"trace": args.trace, "references": profile.references, "cold": profile.to_dict()["cold"],
+         "histogram": profile.histogram(), "sizes": rows, **{k: v for k, v in profile.to_dict().items()
+                                                              if k in ("instructions", "block", "exact", "distinct",
+                                                                       "sample_rate", "samples", "dangling")}}
+    if args.format == "json":
+        print(json.dumps(d))
+    else:
+        how = "exact" if profile.exact else f"sampled at {args.sample:g} ({profile.samples:,} samples; StatStack)"
+        print(f"{args.trace}: {profile.references:,} references to {args.block}-byte blocks"
+              f"{' (data only)' if args.data_only else ''}, {how}")
+        print(f"  cold {d['cold']:,.0f}" + (f", distinct blocks {profile.distinct:,}" if profile.exact else ""))
+        h = d["histogram"]
+        print(f"  {h['distance']}:")
+        edges = h["edges"]
+        for k, c in enumerate(h["counts"]):
+            if c:
+                hi = f"{edges[k + 1] - 1:,}" if k + 1 < len(edges) else "inf"
+                print(f"    {edges[k]:>10,} - {hi:<10} {c:>14,.0f}")
+        print(f"  {'LRU cache':>12} {'misses':>14} {'miss ratio':>11}")
+        for r in rows:
+            print(f"  {_size_label(r['cache']):>12} {r['misses']:>14,.0f} {r['miss_ratio']:>11.5f}")
+    if args.plot:
+        _plot_reuse(profile, rows, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _plot_reuse(profile, rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    h = profile.histogram()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    left.bar(range(len(h["counts"])), h["counts"], color="tab:blue")
+    left.set_xticks(range(len(h["edges"])), [f"{e:g}" for e in h["edges"]], rotation=90, fontsize=7)
+    left.set_xlabel(h["distance"] + ", bucket lower edge")
+    left.set_ylabel("references")
+    right.plot([r["cache"] / 1024 for r in rows], [r["miss_ratio"] for r in rows], "o-")
+    right.set_xscale("log", base=2)
+    right.set_xlabel("fully-associative LRU cache (KiB)")
+    right.set_ylabel("misses per reference")
+    fig.suptitle(profile.name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def register_trace(sub):
     """Add ``mva trace convert|stats|generate``."""
-    p = sub.add_parser("trace", help="convert traces, print their statistics, write synthetic workloads",
+    p = sub.add_parser("trace", help="convert traces, print their statistics or reuse distances, write synthetic workloads",
                        description="Trace utilities of the coherence simulator.")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=sub._parser_class)
     c = tsub.add_parser("convert", help="lackey or din text to .npz")
@@ -112,6 +188,24 @@ def register_trace(sub):
     g.add_argument("--no-compress", action="store_true", help="store the arrays uncompressed (faster to read)")
     g.add_argument("--force", action="store_true")
     g.set_defaults(handler=_cmd_generate)
+    r = tsub.add_parser("reuse", help="reuse and LRU stack distances; miss ratios of every cache size",
+                        description="One pass over TRACE: the histogram of LRU stack distances (exact) or of "
+                                    "sampled reuse distances (--sample, StatCache), and the misses of a "
+                                    "fully-associative LRU cache of each --sizes entry.")
+    r.add_argument("trace", metavar="TRACE", help="a lackey, din or npz trace")
+    r.add_argument("--block", type=int, default=64, help="block size in bytes (default 64)")
+    r.add_argument("--data-only", dest="data_only", action="store_true", help="leave instruction fetches out")
+    r.add_argument("--sizes", default=DEFAULT_REUSE_SIZES, metavar="S1,S2,...",
+                   help="cache sizes, e.g. 8KiB,32KiB (default 4KiB to 4MiB by doubling)")
+    r.add_argument("--sample", type=float, metavar="RATE", help="sample references at RATE in (0, 1] (StatCache); "
+                                                                 "miss ratios are then StatStack estimates")
+    r.add_argument("--seed", type=int, default=1, help="seed of the sampling (default 1)")
+    r.add_argument("--trace-format", dest="trace_format", choices=("lackey", "din", "npz"),
+                   help="input format (default: detected)")
+    r.add_argument("--format", choices=("table", "json"), default="table")
+    r.add_argument("--plot", metavar="FILE", help="draw the histogram and the miss-ratio curve to FILE (png, pdf)")
+    r.add_argument("--force", action="store_true", help="overwrite the --plot file if it exists")
+    r.set_defaults(handler=_cmd_reuse)
     p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 

@@ -1,0 +1,90 @@
+"""Balance-set scheduling of threads on a chip-multithreading processor (Fedorova, Seltzer,
+Small & Nussbaum, "Throughput-oriented scheduling on chip multithreading systems",
+Harvard TR-17-04, 2004, §6.4, after Denning's balance-set principle, "Thrashing: its
+causes and prevention", AFIPS FJCC 1968).
+
+Every group of ``slots`` threads (one per hardware context) gets a predicted L2 miss rate
+from the threads' reuse profiles (:func:`group_prediction`: COMB or AVG of
+:mod:`calibration.missratio`, L2 misses over L1 misses as the simulator counts them).
+Groups under a threshold are *admissible*; the default threshold is the lowest that
+leaves every thread in some admissible group (the paper chose its thresholds "as low as
+possible" without excluding a workload, Table 5).  Two policies pick one group per time
+slice:
+
+* ``perf``: the admissible groups in increasing predicted miss rate, keeping a group
+  only if it is the best or brings a thread not yet covered, so no thread starves; the
+  schedule cycles through that cover;
+* ``fair``: each slice, the admissible group whose threads have been picked least often
+  (sum of their counts), ties to the lower predicted miss rate.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from .missratio import group_miss_ratio
+
+__all__ = ["group_prediction", "predict_groups", "default_threshold", "balance_set_schedule", "POLICIES"]
+
+POLICIES = ("perf", "fair")
+
+
+def group_prediction(profiles, l1: int, l2: int, method: str = "avg", model: str = "lru",
+                     l1_assoc: int | None = None, l2_assoc: int | None = None, scale=None) -> dict:
+    """Predicted miss ratios of threads sharing an L1 of ``l1`` bytes and an L2 of
+    ``l2`` bytes: ``l1_miss_ratio`` and ``l2_misses_per_reference`` (per data reference,
+    the L2 as a cache of its size on the whole stream, by LRU inclusion) and
+    ``l2_miss_ratio`` = L2 misses / L1 misses (per L2 access)."""
+    m1, _ = group_miss_ratio(profiles, l1, method, model, scale=scale, assoc=l1_assoc)
+    m2, _ = group_miss_ratio(profiles, l2, method, model, scale=scale, assoc=l2_assoc)
+    m2 = min(m2, m1)
+    return {"l1_miss_ratio": m1, "l2_misses_per_reference": m2, "l2_miss_ratio": m2 / m1 if m1 > 0 else 0.0}
+
+
+def predict_groups(profiles, slots: int, l1: int, l2: int, method: str = "avg", model: str = "lru",
+                   l1_assoc=None, l2_assoc=None, scale=None) -> dict:
+    """{group (tuple of thread indices): predicted L2 miss ratio} for every group of
+    ``slots`` threads (all threads if there are fewer)."""
+    n = len(profiles)
+    size = min(slots, n)
+    return {g: group_prediction([profiles[i] for i in g], l1, l2, method, model, l1_assoc, l2_assoc,
+                                scale)["l2_miss_ratio"] for g in combinations(range(n), size)}
+
+
+def default_threshold(predicted: dict, threads: int) -> float:
+    """The lowest threshold that leaves every thread in an admissible group."""
+    return max(min(v for g, v in predicted.items() if t in g) for t in range(threads))
+
+
+def balance_set_schedule(predicted: dict, threads: int, policy: str = "perf", slices: int | None = None,
+                         threshold: float | None = None) -> tuple[list, float]:
+    """Groups to run, one per slice, and the threshold used.  ``perf`` returns its cover
+    (the simulator cycles through it); ``fair`` returns ``slices`` picks (default
+    4 x threads)."""
+    if policy not in POLICIES:
+        raise ModelError("policy", f"unknown balance-set policy {policy!r}; choose {', '.join(POLICIES)}")
+    cut = default_threshold(predicted, threads) if threshold is None else threshold
+    admissible = sorted(((v, g) for g, v in predicted.items() if v <= cut + 1e-12))
+    covered = set().union(*(g for _, g in admissible)) if admissible else set()
+    if len(covered) < threads:
+        raise ModelError("threshold", f"{cut:.4g} leaves thread(s) {sorted(set(range(threads)) - covered)} in no "
+                                      "admissible group")
+    if policy == "perf":
+        chosen, seen = [], set()
+        for v, g in admissible:
+            if not chosen or set(g) - seen:
+                chosen.append(g)
+                seen |= set(g)
+            if len(seen) == threads:
+                break
+        return chosen, cut
+    picks = np.zeros(threads, dtype=np.int64)
+    schedule = []
+    for _ in range(slices or 4 * threads):
+        v, g = min(admissible, key=lambda vg: (int(picks[list(vg[1])].sum()), vg[0]))
+        picks[list(g)] += 1
+        schedule.append(g)
+    return schedule, cut
