@@ -28,11 +28,23 @@ def _cmd_convert(args):
     if out.suffix != ".npz":
         raise ModelError("-o", "the output must be an .npz file")
     chunks = read_trace(args.input, args.format, din_size=args.din_size)
+    if args.skip:
+        chunks = _skipped(chunks, args.skip)
     if args.limit is not None:
         chunks = _limited(chunks, args.limit)
     n = write_npz(out, chunks, compress=not args.no_compress)
     print(f"{args.input} -> {out}: {n} references", file=sys.stderr)
     return 0
+
+
+def _skipped(chunks, skip):
+    left = skip
+    for c in chunks:
+        if left >= len(c):
+            left -= len(c)
+            continue
+        yield c.slice(left) if left else c
+        left = 0
 
 
 def _limited(chunks, limit):
@@ -169,7 +181,9 @@ def register_trace(sub):
     c.add_argument("-o", "--output", required=True, metavar="FILE.npz")
     c.add_argument("--format", choices=("lackey", "din", "npz"), help="input format (default: detected)")
     c.add_argument("--din-size", type=int, default=4, metavar="BYTES", help="access size of din records (default 4)")
-    c.add_argument("--limit", type=int, metavar="N", help="keep the first N references")
+    c.add_argument("--skip", type=int, default=0, metavar="N", help="leave out the first N references (e.g. the "
+                                                                    "dynamic loader's start-up)")
+    c.add_argument("--limit", type=int, metavar="N", help="keep the first N references (after --skip)")
     c.add_argument("--no-compress", action="store_true", help="store the arrays uncompressed (faster to read)")
     c.add_argument("--force", action="store_true", help="overwrite the output if it exists")
     c.set_defaults(handler=_cmd_convert)
@@ -284,12 +298,80 @@ def _row(d):
             "bus_utilization": d["bus_utilization"], "gsp": d["gsp"]}
 
 
+CMT_OPTIONS = ("cores", "contexts", "l1", "l1_assoc", "l2", "l2_assoc", "block", "l1_latency", "l2_latency",
+               "memory_latency", "bandwidth", "time_slice", "cycles", "warmup", "seed")
+BUS_ONLY = ("protocol", "cpus", "cache", "assoc", "scheduler", "data_only", "affinity", "pages", "word")
+
+
+def _cmd_simulate_cmt(args):
+    from .sim.cmt import CMTConfig, load_threads, simulate_cmt
+
+    given = [f"--{k.replace('_', '-')}" for k in BUS_ONLY if getattr(args, k, None) not in (None, False)]
+    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
+                                    ("--check", args.check)) if on]
+    if given:
+        raise ModelError(given[0], "applies to the bus machine, not --machine cmt")
+    opts = {k: getattr(args, k) for k in CMT_OPTIONS if getattr(args, k, None) is not None}
+    schedule = args.schedule or "all"
+    cfg = CMTConfig(**opts, schedule=schedule if schedule in ("all", "round-robin") else "round-robin")
+    wl = _workload(args)
+    traces = load_threads(wl, cfg.block, references=args.references, seed=cfg.seed)
+    if schedule in ("perf", "fair"):
+        from .scheduling import balance_set_schedule, predict_groups
+        from .sim.reuse import reuse_profile
+
+        profiles = [reuse_profile(p.open, block=cfg.block, data_only=True, looped=True, name=p.name)
+                    for p in wl.processes]
+        predicted = predict_groups(profiles, cfg)
+        groups, _ = balance_set_schedule(predicted, len(profiles), schedule)
+        from dataclasses import replace
+
+        cfg = replace(cfg, schedule=groups)
+    d = simulate_cmt(wl, cfg, traces=traces).to_dict()
+    d["config"]["schedule"] = schedule
+    out, close = open_output(args.output, args.force)
+    try:
+        if args.format == "json":
+            out.write(json.dumps(d) + "\n")
+        else:
+            c = d["config"]
+            out.write(f"{d['workload']}: {c['cores']} core(s) x {c['contexts']} contexts, L1 {_size_label(c['l1'])} "
+                      f"{c['l1_assoc']}-way, L2 {_size_label(c['l2'])} {c['l2_assoc']}-way, {c['block']}-byte blocks, "
+                      f"{schedule} schedule\n")
+            out.write(f"  cycles {d['cycles']:,} (after {c['warmup']:,} of warm-up), instructions "
+                      f"{d['instructions']:,}\n")
+            out.write(f"  IPC {d['ipc']:.4f}" + (f"  (cores: {', '.join(f'{v:.3f}' for v in d['core_ipc'])})"
+                                                 if len(d['core_ipc']) > 1 else "") + "\n")
+            out.write(f"  L1 miss ratio {d['l1_miss_ratio']:.4f} per data reference; L2 miss ratio "
+                      f"{d['l2_miss_ratio']:.4f} per L2 access ({d['l2_misses_per_reference']:.5f} per reference)\n")
+            out.write(f"  memory channel utilisation {d['memory_utilization']:.3f}; CPU share std "
+                      f"{d['share_std']:.4f}\n")
+            out.write(f"  {'thread':<16} {'instructions':>13} {'share':>7} {'IPC':>7} {'L1 miss':>8} {'L2 miss':>8}\n")
+            scheduled = max(sum(t["scheduled_cycles"] for t in d["threads"]), 1)
+            for t in d["threads"]:
+                refs = max(t["references"], 1)
+                out.write(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
+                          f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
+                          f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}\n")
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
 def _cmd_simulate(args):
     from mva.grid import cartesian, parse_sweeps, zipped
 
     from .sim.bus import simulate
     from .sim.machine import scalability
 
+    if args.machine == "cmt":
+        return _cmd_simulate_cmt(args)
+    cmt_given = [k for k in ("cores", "contexts", "l1", "l2", "l1_assoc", "l2_assoc", "l1_latency", "l2_latency",
+                             "memory_latency", "bandwidth", "cycles", "warmup", "schedule")
+                 if getattr(args, k, None) is not None]
+    if cmt_given:
+        raise ModelError(f"--{cmt_given[0].replace('_', '-')}", "applies to --machine cmt only")
     wl = _workload(args)
     sweeps = parse_sweeps(args.sweep) if args.sweep else {}
     cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
@@ -336,20 +418,24 @@ def _cmd_simulate(args):
 
 def register_simulate(sub):
     """Add ``mva simulate``."""
-    p = sub.add_parser("simulate", help="trace-driven simulation of a shared-bus multiprocessor",
+    p = sub.add_parser("simulate", help="trace-driven simulation of a shared-bus multiprocessor or a CMT chip",
                        description="Simulate WORKLOAD (a manifest .toml, an .npz/lackey/din trace, or a preset: "
                                    "ec-server, db, web-server, awk, cp, gzip, rm, ls) on P processors with "
-                                   "private caches kept coherent over a shared bus; prints miss rate and breakdown, "
-                                   "coherence transactions per 100 references, bus and processor utilisation, GSP.")
+                                   "private caches kept coherent over a shared bus (prints miss rate and breakdown, "
+                                   "coherence transactions per 100 references, bus and processor utilisation, "
+                                   "GSP), or with --machine cmt on fine-grained multithreaded cores sharing an L2 "
+                                   "(prints IPC, L1 and L2 miss ratios, per-thread shares).")
     p.add_argument("workload", metavar="WORKLOAD")
+    p.add_argument("--machine", choices=("bus", "cmt"), default="bus",
+                   help="bus: the shared-bus SMP (default); cmt: chip multithreading with a shared L2")
     p.add_argument("--protocol", choices=("mesi", "amsd", "pscr"), help="coherence protocol (default mesi)")
     p.add_argument("--cpus", type=int, help="processors (default 8)")
     p.add_argument("--cache", help="cache size per processor, e.g. 2MiB or 262144 (default 2MiB)")
     p.add_argument("--block", type=int, help="block size in bytes (default 128)")
     p.add_argument("--assoc", type=int, help="associativity (default 2)")
     p.add_argument("--scheduler", choices=("random", "affinity"), help="process scheduling (default random)")
-    p.add_argument("--time-slice", dest="time_slice", type=int, metavar="REFS",
-                   help="time slice in references (default 200000)")
+    p.add_argument("--time-slice", dest="time_slice", type=int, metavar="N",
+                   help="time slice: references on the bus (default 200000), cycles on cmt (default 1000000)")
     p.add_argument("--data-only", dest="data_only", action="store_const", const=True,
                    help="simulate data references only (the cache is unified by default)")
     p.add_argument("--references", type=int, metavar="N", help="run length in references (presets: generated "
@@ -367,6 +453,22 @@ def register_simulate(sub):
                    help="find the processor count where GSP stops growing by --threshold per added processor")
     p.add_argument("--threshold", type=float, default=0.5, help="GSP increment of the scalability test (0.5)")
     p.add_argument("--max-cpus", dest="max_cpus", type=int, default=32, help="upper end of the scalability search")
+    cmt = p.add_argument_group("--machine cmt (Fedorova et al. 2004 defaults)")
+    cmt.add_argument("--cores", type=int, help="cores (default 1)")
+    cmt.add_argument("--contexts", type=int, help="hardware contexts per core (default 4)")
+    cmt.add_argument("--l1", help="L1 data cache per core (default 8KiB)")
+    cmt.add_argument("--l1-assoc", dest="l1_assoc", type=int, help="L1 associativity (default 4)")
+    cmt.add_argument("--l2", help="shared L2 (default 384KiB)")
+    cmt.add_argument("--l2-assoc", dest="l2_assoc", type=int, help="L2 associativity (default 12)")
+    cmt.add_argument("--l1-latency", dest="l1_latency", type=int, help="L1 hit, cycles (default 2)")
+    cmt.add_argument("--l2-latency", dest="l2_latency", type=int, help="L1 to L2, cycles (default 22)")
+    cmt.add_argument("--memory-latency", dest="memory_latency", type=int, help="L2 to memory, cycles (default 120)")
+    cmt.add_argument("--bandwidth", type=float, help="L2-memory bytes per cycle (default 8)")
+    cmt.add_argument("--cycles", type=int, help="measured cycles (default 10,000,000)")
+    cmt.add_argument("--warmup", type=int, help="cycles before measuring (default 1,000,000)")
+    cmt.add_argument("--schedule", choices=("all", "round-robin", "perf", "fair"),
+                     help="all threads at once (default), round-robin windows, or balance-set PERF/FAIR groups "
+                          "predicted from each thread's reuse profile")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")

@@ -30,8 +30,10 @@ Co-scheduled threads sharing one cache (Fedorova, Seltzer, Small & Nussbaum,
 Both weight thread i by its share of the group's references, ``weights`` (default:
 references per instruction, i.e. threads retiring instructions at equal rates; equal
 weights when a profile has no instruction count).  The paper averages with equal
-weights; the simulator's group miss ratio is total misses over total references, which
-the default weights estimate.
+weights; the simulator's group miss ratio is total misses over total references, so a
+thread that stalls on its misses weighs less than its references per instruction say:
+:func:`calibration.scheduling.group_prediction` takes the shares from the CMT core
+model's throughputs instead.
 """
 from __future__ import annotations
 
@@ -172,12 +174,12 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
         else:
             each = np.array([statcache_miss_ratio(p, part) for p in profiles])
         return float(np.dot(share, each)), each
-    scale = max(n - 1, 1) if scale is None else scale
+    scales = np.full(n, max(n - 1, 1) if scale is None else scale, dtype=float)
     if model == "lru":
-        each = np.array([lru_miss_ratio(p, cache_bytes, assoc=assoc, scale=scale) for p in profiles])
+        each = np.array([lru_miss_ratio(p, cache_bytes, assoc=assoc, scale=k) for p, k in zip(profiles, scales)])
         return float(np.dot(share, each)), each
     lines = _lines(profiles[0], cache_bytes)
-    parts = [(s, *_scaled(p, scale)) for s, p in zip(share, profiles)]
+    parts = [(s, *_scaled(p, k)) for s, p, k in zip(share, profiles, scales)]
     ratio, each = _statcache_solve(parts, lines)
     return ratio, np.array(each)
 

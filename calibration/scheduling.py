@@ -3,9 +3,10 @@ Small & Nussbaum, "Throughput-oriented scheduling on chip multithreading systems
 Harvard TR-17-04, 2004, §6.4, after Denning's balance-set principle, "Thrashing: its
 causes and prevention", AFIPS FJCC 1968).
 
-Every group of ``slots`` threads (one per hardware context) gets a predicted L2 miss rate
-from the threads' reuse profiles (:func:`group_prediction`: COMB or AVG of
-:mod:`calibration.missratio`, L2 misses over L1 misses as the simulator counts them).
+Every group of ``contexts`` threads (one per hardware context of a core) gets a predicted
+L2 miss rate from the threads' reuse profiles (:func:`group_prediction`: COMB or AVG of
+:mod:`calibration.missratio`, weighted by the CMT core model's reference rates; L2
+misses over L1 misses as the simulator counts them).
 Groups under a threshold are *admissible*; the default threshold is the lowest that
 leaves every thread in some admissible group (the paper chose its thresholds "as low as
 possible" without excluding a workload, Table 5).  Two policies pick one group per time
@@ -32,26 +33,45 @@ __all__ = ["group_prediction", "predict_groups", "default_threshold", "balance_s
 POLICIES = ("perf", "fair")
 
 
-def group_prediction(profiles, l1: int, l2: int, method: str = "avg", model: str = "lru",
-                     l1_assoc: int | None = None, l2_assoc: int | None = None, scale=None) -> dict:
-    """Predicted miss ratios of threads sharing an L1 of ``l1`` bytes and an L2 of
-    ``l2`` bytes: ``l1_miss_ratio`` and ``l2_misses_per_reference`` (per data reference,
-    the L2 as a cache of its size on the whole stream, by LRU inclusion) and
-    ``l2_miss_ratio`` = L2 misses / L1 misses (per L2 access)."""
-    m1, _ = group_miss_ratio(profiles, l1, method, model, scale=scale, assoc=l1_assoc)
-    m2, _ = group_miss_ratio(profiles, l2, method, model, scale=scale, assoc=l2_assoc)
-    m2 = min(m2, m1)
-    return {"l1_miss_ratio": m1, "l2_misses_per_reference": m2, "l2_miss_ratio": m2 / m1 if m1 > 0 else 0.0}
+def group_prediction(profiles, config, method: str = "avg", model: str = "lru") -> dict:
+    """Predicted L1 and L2 behaviour and IPC of threads sharing one core of ``config``
+    (a :class:`~calibration.sim.cmt.CMTConfig`), from their reuse profiles alone.
+
+    Each thread's misses per data reference come from COMB or AVG at the L1 and L2 sizes
+    (the L2 as a cache of its size on the whole stream, by LRU inclusion); the CMT core
+    model (:mod:`models.cmt_core`) turns them into each thread's instruction rate, and
+    the threads' shares of the references (rate x references per instruction) weight
+    the group's miss ratios.  Returns ``l1_miss_ratio`` and ``l2_misses_per_reference``
+    (per data reference), ``l2_miss_ratio`` (per L2 access), ``ipc``, and per thread
+    ``thread_l1`` / ``thread_l2`` (misses per reference) and ``thread_ipc``.
+    """
+    from models.cmt_core import CMTCore
+
+    _, each1 = group_miss_ratio(profiles, config.l1, method, model)
+    _, each2 = group_miss_ratio(profiles, config.l2, method, model)
+    each2 = np.minimum(each2, each1)
+    per_instruction = np.array([p.references / p.instructions if p.instructions else 1.0 for p in profiles])
+    memory = np.array([p.accesses / p.instructions if p.instructions else 1.0 for p in profiles])
+    values = {"threads.core": [0] * len(profiles), "threads.memory_instructions": list(np.minimum(memory, 1.0)),
+              "threads.l1_misses": list(each1 * per_instruction), "threads.l2_misses": list(each2 * per_instruction),
+              "latency.l1": config.l1_latency, "latency.l2": config.l2_latency,
+              "latency.memory": config.memory_latency, "line_cycles": config.line_cycles}
+    solution = CMTCore(values).solve().outputs
+    rate = np.array(list(solution["thread_ipc"].values()))
+    share = rate * per_instruction
+    share = share / share.sum()
+    m1, m2 = float(np.dot(share, each1)), float(np.dot(share, each2))
+    return {"l1_miss_ratio": m1, "l2_misses_per_reference": m2, "l2_miss_ratio": m2 / m1 if m1 > 0 else 0.0,
+            "ipc": solution["ipc"], "thread_l1": each1, "thread_l2": each2, "thread_ipc": rate}
 
 
-def predict_groups(profiles, slots: int, l1: int, l2: int, method: str = "avg", model: str = "lru",
-                   l1_assoc=None, l2_assoc=None, scale=None) -> dict:
+def predict_groups(profiles, config, method: str = "avg", model: str = "lru") -> dict:
     """{group (tuple of thread indices): predicted L2 miss ratio} for every group of
-    ``slots`` threads (all threads if there are fewer)."""
+    ``config.contexts`` threads (all threads if there are fewer), on one core."""
     n = len(profiles)
-    size = min(slots, n)
-    return {g: group_prediction([profiles[i] for i in g], l1, l2, method, model, l1_assoc, l2_assoc,
-                                scale)["l2_miss_ratio"] for g in combinations(range(n), size)}
+    size = min(config.contexts, n)
+    return {g: group_prediction([profiles[i] for i in g], config, method, model)["l2_miss_ratio"]
+            for g in combinations(range(n), size)}
 
 
 def default_threshold(predicted: dict, threads: int) -> float:

@@ -9,7 +9,8 @@ spans blocks into one reference per block, as the simulator's block map does.
 R&D 19(4), 1975, in the binary-indexed form of Fenwick, Software P&E 24(3), 1994): each
 block holds one mark at the position of its latest reference, and the stack distance of
 a re-reference is the number of marks after the block's previous position, an
-O(log W) prefix sum.  Positions are renumbered (compacted) when they run out, so the
+O(log W) prefix sum.  Marks are bits, 64 to a word, and the tree counts marks per word,
+so it is 64 times smaller than the positions and stays in cache.  Positions are renumbered (compacted) when they run out, so the
 tree has W = O(distinct blocks) entries and memory does not grow with trace length.
 
 :func:`sampled_pass` is StatCache's sampler (Berg & Hagersten, "StatCache: a
@@ -28,7 +29,6 @@ import numpy as np
 
 from mva.jit import jit
 
-from ._blockmap_kernel import _lookup
 from ._rng import mix64
 from .traces import IFETCH
 
@@ -70,61 +70,110 @@ def time_bin_edges() -> np.ndarray:
 
 
 @jit(inline=True)
-def _prefix(tree, i):
-    """Sum of marks at positions 0..i-1 (Fenwick tree, 1-based inside)."""
-    s = 0
-    while i > 0:
-        s += tree[i]
-        i -= i & -i
-    return s
+def _popcount(x):
+    """Set bits of a uint64 (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @jit(inline=True)
-def _add(tree, i, delta):
-    i += 1
+def _marks_through(tree, bits, p):
+    """Marks at positions 0..p: the Fenwick sum of the 64-position words before p's word
+    plus the bits of its own word up to p."""
+    w = p >> 6
+    s = 0
+    i = w
+    while i > 0:
+        s += tree[i]
+        i -= i & -i
+    low = bits[w] & ((np.uint64(2) << np.uint64(p & 63)) - np.uint64(1)) if (p & 63) < 63 else bits[w]
+    return s + _popcount(low)
+
+
+@jit(inline=True)
+def _mark(tree, bits, p, delta):
+    """Set (delta 1) or clear (-1) the mark at p; the tree counts marks per word."""
+    w = p >> 6
+    if delta > 0:
+        bits[w] |= np.uint64(1) << np.uint64(p & 63)
+    else:
+        bits[w] &= ~(np.uint64(1) << np.uint64(p & 63))
+    i = w + 1
     n = tree.shape[0] - 1
     while i <= n:
         tree[i] += delta
         i += i & -i
 
 
+@jit(inline=True)
+def _find(table, key):
+    """Row of ``key`` (a block number + 1) in an open-addressing table of (key, dense id)
+    rows, or of the empty row (key 0) where it would go: one cache line per probe."""
+    mask = np.uint64(table.shape[0] - 1)
+    h = mix64(np.uint64(key)) & mask
+    while True:
+        i = np.int64(h)
+        k = table[i, 0]
+        if k == key or k == 0:
+            return i
+        h = (h + np.uint64(1)) & mask
+
+
 @jit
-def compact(tree, id_at, slot_of, state):
-    """Renumber the live positions 0..D-1 in time order and rebuild the tree in O(W)."""
+def rehash(table, new_table):
+    """Move every row of a full table into a larger empty one."""
+    for i in range(table.shape[0]):
+        if table[i, 0] != 0:
+            j = _find(new_table, table[i, 0])
+            new_table[j, 0] = table[i, 0]
+            new_table[j, 1] = table[i, 1]
+
+
+@jit
+def compact(tree, bits, id_at, per_block, state):
+    """Renumber the live positions 0..D-1 in time order and rebuild the marks in O(W)."""
     top = state[1]
     j = 0
     for k in range(top):
-        b = id_at[k]
-        if b >= 0 and slot_of[b] == k:
+        if bits[k >> 6] & (np.uint64(1) << np.uint64(k & 63)):
+            b = id_at[k]
             id_at[j] = b
-            slot_of[b] = j
+            per_block[b, 0] = j
             j += 1
-    for k in range(j, id_at.shape[0]):
-        id_at[k] = -1
+    bits[:] = 0
+    for w in range(j >> 6):
+        bits[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if j & 63:
+        bits[j >> 6] = (np.uint64(1) << np.uint64(j & 63)) - np.uint64(1)
     n = tree.shape[0] - 1
     tree[:] = 0
-    for i in range(1, j + 1):
-        tree[i] = 1
-    for i in range(1, n + 1):      # linear-time Fenwick construction
-        p = i + (i & -i)
-        if p <= n:
-            tree[p] += tree[i]
+    for w in range(n):          # marks per word, then the linear-time Fenwick construction
+        tree[w + 1] = _popcount(bits[w])
+    for i in range(1, n + 1):
+        q = i + (i & -i)
+        if q <= n:
+            tree[q] += tree[i]
     state[1] = j
 
 
 @jit
-def exact_pass(op, addr, size, log_block, data_only, tab_tag, tab_key, tab_val, slot_of, last_time, tree, id_at,
-               stack_counts, time_counts, state):
+def exact_pass(op, addr, size, log_block, data_only, table, per_block, tree, bits, id_at, stack_counts, time_counts,
+               state):
     """Stack and reuse distances of ``op/addr/size``; returns raw references consumed.
 
-    ``state`` = [distinct blocks D, next position, block references t, cold references].
-    Stops early (the driver grows the arrays and calls again) when the hash table would
-    pass half full or the per-block arrays are full; compacts positions itself while
-    D stays at most half the tree.
+    Marks are bits of ``bits`` (64 positions a word) and ``tree`` is a Fenwick tree of
+    marks per word, so the tree is 64 times smaller than the positions and stays in
+    cache.  ``state`` = [distinct blocks D, next position, block references t, cold
+    references]; ``per_block[b]`` = (position, time of the latest reference).  Stops
+    early (the driver grows the arrays and calls again) when the hash table would pass
+    half full or the per-block arrays are full; compacts positions itself while D stays
+    at most half of them.
     """
-    cap_blocks = slot_of.shape[0]
-    half_table = tab_val.shape[0] // 2
-    width = tree.shape[0] - 1
+    cap_blocks = per_block.shape[0]
+    half_table = table.shape[0] // 2
+    width = id_at.shape[0]
     for i in range(op.shape[0]):
         if data_only and op[i] == IFETCH:
             continue
@@ -136,29 +185,29 @@ def exact_pass(op, addr, size, log_block, data_only, tab_tag, tab_key, tab_val, 
             return i
         vb = first
         while vb <= last:
-            slot = _lookup(tab_tag, tab_key, tab_val, 0, vb)
-            b = tab_val[slot]
+            key = np.int64(vb) + 1
+            row = _find(table, key)
             t = state[2]
-            if b < 0:
+            if table[row, 0] == 0:
                 b = state[0]
                 state[0] += 1
-                tab_key[slot] = vb
-                tab_val[slot] = b
+                table[row, 0] = key
+                table[row, 1] = b
                 state[3] += 1
             else:
-                p = slot_of[b]
-                stack_counts[state[0] - _prefix(tree, p + 1)] += 1
-                time_counts[time_bin(t - last_time[b])] += 1
-                _add(tree, p, -1)
-                slot_of[b] = -1            # not live if positions are compacted now
+                b = table[row, 1]
+                p = per_block[b, 0]
+                stack_counts[state[0] - _marks_through(tree, bits, p)] += 1
+                time_counts[time_bin(t - per_block[b, 1])] += 1
+                _mark(tree, bits, p, -1)
             if state[1] == width:
-                compact(tree, id_at, slot_of, state)
+                compact(tree, bits, id_at, per_block, state)
             p = state[1]
-            slot_of[b] = p
+            per_block[b, 0] = p
+            per_block[b, 1] = t
             id_at[p] = b
-            _add(tree, p, 1)
+            _mark(tree, bits, p, 1)
             state[1] = p + 1
-            last_time[b] = t
             state[2] = t + 1
             vb += np.uint64(1)
     return op.shape[0]

@@ -54,7 +54,7 @@ class CMTConfig:
     contexts: int = 4
     l1: int = 8 << 10
     l1_assoc: int = 4
-    l2: int = 256 << 10
+    l2: int = 384 << 10
     l2_assoc: int = 12
     block: int = 64
     l1_latency: int = 2

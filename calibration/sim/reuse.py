@@ -31,7 +31,6 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _reuse_kernel as K
-from ._blockmap_kernel import rehash
 from .traces import IFETCH, Chunk, read_trace
 
 __all__ = ["ReuseProfile", "reuse_profile", "TIME_BIN_EDGES"]
@@ -44,7 +43,8 @@ class ReuseProfile:
     """The reuse behaviour of one reference stream.
 
     ``references``: block references seen; ``instructions``: instruction fetches in the
-    trace (0 if it has none); ``block``: bytes.  Exact profiles (``sample_rate`` None)
+    trace (0 if it has none); ``accesses``: data accesses (before splitting into
+    blocks); ``block``: bytes.  Exact profiles (``sample_rate`` None)
     have ``cold`` first references, ``distinct`` blocks and ``stack_counts[d]``, the
     re-references at stack distance d.  Sampled profiles have ``samples`` drawn and
     ``dangling`` samples never re-referenced.  Both have ``time_counts``: reuse
@@ -56,6 +56,7 @@ class ReuseProfile:
     block: int
     time_counts: np.ndarray = field(repr=False)
     instructions: int = 0
+    accesses: int = 0
     sample_rate: float | None = None
     cold: int = 0
     distinct: int = 0
@@ -110,6 +111,7 @@ class ReuseProfile:
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "references": self.references, "instructions": self.instructions,
+             "accesses": self.accesses,
              "block": self.block, "exact": self.exact}
         if self.exact:
             d.update(cold=self.cold, distinct=self.distinct)
@@ -121,6 +123,8 @@ class ReuseProfile:
 
 
 def _chunks(source, fmt=None) -> Iterable[Chunk]:
+    if callable(source):
+        return source()
     if isinstance(source, Chunk):
         return [source]
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
@@ -129,61 +133,101 @@ def _chunks(source, fmt=None) -> Iterable[Chunk]:
 
 
 def reuse_profile(source, block: int = 64, data_only: bool = False, sample: float | None = None, seed: int = 1,
-                  fmt: str | None = None, name: str = "") -> ReuseProfile:
+                  fmt: str | None = None, name: str = "", looped: bool = False) -> ReuseProfile:
     """Reuse and stack distances of ``source``: a trace path (lackey, din, npz), a
-    :class:`Chunk` or an iterable of chunks; ``block`` in bytes (a power of two);
-    ``data_only`` leaves instruction fetches out; ``sample`` in (0, 1] samples at that
-    rate instead of measuring every reference (``seed`` picks the samples)."""
+    :class:`Chunk`, a list of chunks or a callable returning an iterator of chunks;
+    ``block`` in bytes (a power of two); ``data_only`` leaves instruction fetches out;
+    ``sample`` in (0, 1] samples at that rate instead of measuring every reference
+    (``seed`` picks the samples).
+
+    ``looped`` (exact only): the steady state of the trace run in a loop, as the
+    simulators run it: the distances of a second pass after a first, so a block's first
+    reference in the trace has the distance back to its last one instead of being cold.
+    """
     if not isinstance(block, (int, np.integer)) or block < 1 or block & (block - 1):
         raise ModelError("block", f"must be a power of two in bytes, got {block!r}")
     if sample is not None and not (0 < sample <= 1):
         raise ModelError("sample", f"must be a rate in (0, 1], got {sample!r}")
     log_block = int(math.log2(block))
-    chunks = _chunks(source, fmt)
+    if looped and not (callable(source) or isinstance(source, (Chunk, list, tuple, str, bytes))
+                       or hasattr(source, "__fspath__")):
+        raise ModelError("looped", "needs a source that can be read twice: a path, chunks or a callable")
     if sample is None:
-        return _exact(chunks, log_block, bool(data_only), block, name)
-    return _sampled(chunks, log_block, bool(data_only), float(sample), int(seed), block, name)
+        passes = [_chunks(source, fmt)] if not looped else [_chunks(source, fmt), _chunks(source, fmt)]
+        return _exact(passes, log_block, bool(data_only), block, name)
+    if looped:
+        raise ModelError("looped", "applies to exact profiles only")
+    return _sampled(_chunks(source, fmt), log_block, bool(data_only), float(sample), int(seed), block, name)
 
 
-def _exact(chunks, log_block, data_only, block, name) -> ReuseProfile:
-    tag, key, val = np.zeros(1 << 16, np.int64), np.zeros(1 << 16, np.uint64), np.full(1 << 16, -1, np.int32)
+def _exact(passes, log_block, data_only, block, name) -> ReuseProfile:
+    table = np.zeros((1 << 16, 2), np.int64)
     cap = 1 << 15
-    slot_of, last_time, stack_counts = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    per_block, stack_counts = np.zeros((cap, 2), np.int64), np.zeros(cap, np.int64)
     width = 1 << 16
-    tree, id_at = np.zeros(width + 1, np.int32), np.full(width, -1, np.int64)
+    tree, bits, id_at = _marks(width)
     time_counts = np.zeros(K.TIME_BINS, np.int64)
     state = np.zeros(4, np.int64)
-    instructions = 0
-    for c in chunks:
-        instructions += int(np.count_nonzero(c.op == IFETCH))
-        pos, n = 0, len(c)
-        while pos < n:
-            pos += K.exact_pass(c.op[pos:], c.addr[pos:], c.size[pos:], log_block, data_only, tag, key, val,
-                                slot_of, last_time, tree, id_at, stack_counts, time_counts, state)
-            if pos >= n:
-                break
-            span = 1 + ((int(c.size[pos]) + block - 2) >> log_block) + 1
-            need = int(state[0]) + span
-            if 2 * need > val.shape[0]:
-                size = 1 << math.ceil(math.log2(4 * need))
-                new = np.zeros(size, np.int64), np.zeros(size, np.uint64), np.full(size, -1, np.int32)
-                rehash(tag, key, val, *new)
-                tag, key, val = new
-            if need > slot_of.shape[0]:
-                cap = max(2 * slot_of.shape[0], need)
-                slot_of, last_time, stack_counts = (np.concatenate([a, np.zeros(cap - a.shape[0], np.int64)])
-                                                    for a in (slot_of, last_time, stack_counts))
-            if 2 * need > width:
-                K.compact(tree, id_at, slot_of, state)      # positions 0..D-1, then a wider tree
-                width = 1 << math.ceil(math.log2(4 * need))
-                live = id_at[: state[1]].copy()
-                tree, id_at = np.zeros(width + 1, np.int32), np.full(width, -1, np.int64)
-                id_at[: live.shape[0]] = live
-                K.compact(tree, id_at, slot_of, state)
+    for chunks in passes:           # a looped profile keeps the last pass's counts only
+        instructions = accesses = 0
+        time_counts[:] = 0
+        stack_counts[:] = 0
+        first = state.copy()
+        for c in chunks:
+            fetches = int(np.count_nonzero(c.op == IFETCH))
+            instructions += fetches
+            accesses += len(c) - fetches
+            per_block, stack_counts, tree, bits, id_at, table, width = _exact_chunk(
+                c, log_block, data_only, block, per_block, stack_counts, tree, bits, id_at, table, width, time_counts,
+                state)
     distinct = int(state[0])
-    return ReuseProfile(references=int(state[2]), block=block, time_counts=time_counts, instructions=instructions,
-                        cold=int(state[3]), distinct=distinct, stack_counts=stack_counts[: max(distinct, 1)].copy(),
-                        name=name)
+    return ReuseProfile(references=int(state[2] - first[2]), block=block, time_counts=time_counts,
+                        instructions=instructions, accesses=accesses, cold=int(state[3] - first[3]),
+                        distinct=distinct,
+                        stack_counts=stack_counts[: max(distinct, 1)].copy(), name=name)
+
+
+def _marks(width):
+    """Fenwick tree over 64-position words, the mark bits, and the block at each position."""
+    return np.zeros(width // 64 + 1, np.int32), np.zeros(width // 64, np.uint64), np.full(width, -1, np.int64)
+
+
+def _exact_chunk(c, log_block, data_only, block, per_block, stack_counts, tree, bits, id_at, table, width,
+                 time_counts, state):
+    """Feed one chunk to the kernel, growing the tables as it asks; returns the arrays."""
+    pos, n = 0, len(c)
+    while pos < n:
+        pos += K.exact_pass(c.op[pos:], c.addr[pos:], c.size[pos:], log_block, data_only, table, per_block, tree,
+                            bits, id_at, stack_counts, time_counts, state)
+        if pos >= n:
+            break
+        span = 1 + ((int(c.size[pos]) + block - 2) >> log_block) + 1
+        need = int(state[0]) + span
+        if 2 * need > table.shape[0]:
+            new = np.zeros((1 << math.ceil(math.log2(4 * need)), 2), np.int64)
+            K.rehash(table, new)
+            table = new
+        if need > per_block.shape[0]:
+            cap = max(2 * per_block.shape[0], need)
+            per_block = np.concatenate([per_block, np.zeros((cap - per_block.shape[0], 2), np.int64)])
+            stack_counts = np.concatenate([stack_counts, np.zeros(cap - stack_counts.shape[0], np.int64)])
+        if 2 * need > width:
+            K.compact(tree, bits, id_at, per_block, state)      # positions 0..D-1, then wider
+            width = 1 << math.ceil(math.log2(4 * need))
+            live = id_at[: state[1]].copy()
+            tree, bits, id_at = _marks(width)
+            id_at[: live.shape[0]] = live
+            bits[:] = 0
+            K.compact(tree, _all_live(bits, live.shape[0]), id_at, per_block, state)
+    return per_block, stack_counts, tree, bits, id_at, table, width
+
+
+def _all_live(bits, n):
+    """Mark positions 0..n-1 live (for compaction after widening)."""
+    bits[: n // 64] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if n % 64:
+        bits[n // 64] = np.uint64((1 << (n % 64)) - 1)
+    return bits
 
 
 def _sampled(chunks, log_block, data_only, rate, seed, block, name) -> ReuseProfile:
@@ -191,9 +235,11 @@ def _sampled(chunks, log_block, data_only, rate, seed, block, name) -> ReuseProf
     time_counts = np.zeros(K.TIME_BINS, np.int64)
     state = np.zeros(5, np.int64)
     state[1] = _first_sample(rate, seed)
-    instructions = 0
+    instructions = accesses = 0
     for c in chunks:
-        instructions += int(np.count_nonzero(c.op == IFETCH))
+        fetches = int(np.count_nonzero(c.op == IFETCH))
+        instructions += fetches
+        accesses += len(c) - fetches
         pos, n = 0, len(c)
         while pos < n:
             pos += K.sampled_pass(c.op[pos:], c.addr[pos:], c.size[pos:], log_block, data_only, rate, seed, keys,
@@ -203,7 +249,7 @@ def _sampled(chunks, log_block, data_only, rate, seed, block, name) -> ReuseProf
                 K.rehash_watches(keys, start, *new)
                 keys, start = new
     return ReuseProfile(references=int(state[0]), block=block, time_counts=time_counts, instructions=instructions,
-                        sample_rate=rate, samples=int(state[3]), dangling=int(state[2]), name=name)
+                        accesses=accesses, sample_rate=rate, samples=int(state[3]), dangling=int(state[2]), name=name)
 
 
 def _first_sample(rate: float, seed: int) -> int:

@@ -33,10 +33,10 @@ from mva.jit import jit
 from mva.errors import ModelError
 
 from ._rng import next_random
-from .traces import CHUNK_REFERENCES, Chunk
+from .traces import CHUNK_REFERENCES, LOAD, STORE, Chunk
 from .workload import Process, SharedRange, Workload
 
-__all__ = ["Request", "Application", "PRESETS", "generate", "preset_request"]
+__all__ = ["Request", "Application", "PRESETS", "generate", "preset_request", "locality_thread", "LOCALITY_PATTERNS"]
 
 UNIT = 32                       # the block size of Foglia et al.'s (2004) statistics (bytes)
 CODE_BASE = 0x0040_0000
@@ -433,3 +433,60 @@ def generate(name_or_request, chunk_references: int = CHUNK_REFERENCES, **overri
         shared.append(SharedRange("kernel", KERNEL_CODE_BASE, KERNEL_DATA_BASE + (1 << 28), names, kernel=True))
     return Workload(req.name, procs, tuple(shared), req.processes * (req.references // req.processes),
                     req.description, meta={"request": req})
+
+
+LOCALITY_PATTERNS = ("stream", "random", "hot")
+
+
+def locality_thread(name: str, pattern: str, footprint: int, instructions: int = 1_000_000,
+                    memory_fraction: float = 0.3, seed: int = 1, base: int = 0x10000000,
+                    chunk_instructions: int = 1 << 15) -> Process:
+    """A single-threaded program with a chosen cache behaviour, for the chip-multithreading
+    study (Fedorova et al. 2004, §5, mix four synthetic programs "from very poor to very
+    good" with SPEC ones; ours [REC]).  Each of ``instructions`` instruction fetches (a
+    1 KiB code loop) is followed, with probability ``memory_fraction``, by an 8-byte
+    access (70% loads) to a ``footprint``-byte region at ``base``:
+
+    * ``stream``: the region's words in order, again and again (every block reused at a
+      distance of the whole region: all misses in a smaller LRU cache, all hits in a
+      larger one);
+    * ``random``: uniform words of the region;
+    * ``hot``: 90% uniform in its first sixteenth, 10% uniform in the rest.
+    """
+    if pattern not in LOCALITY_PATTERNS:
+        raise ModelError("pattern", f"unknown pattern {pattern!r}; choose {', '.join(LOCALITY_PATTERNS)}")
+    if footprint < 64 or instructions < 1 or not 0 <= memory_fraction <= 1:
+        raise ModelError("footprint", "needs footprint >= 64 bytes, instructions >= 1, memory_fraction in [0, 1]")
+    words = footprint // 8
+
+    def chunks():
+        rng = np.random.default_rng(seed)
+        cursor = 0
+        done = 0
+        while done < instructions:
+            n = min(chunk_instructions, instructions - done)
+            memory = rng.random(n) < memory_fraction
+            m = int(memory.sum())
+            if pattern == "stream":
+                word = (cursor + np.arange(m)) % words
+                cursor = (cursor + m) % words
+            elif pattern == "random":
+                word = rng.integers(0, words, m)
+            else:
+                hot = max(words // 16, 1)
+                word = np.where(rng.random(m) < 0.9, rng.integers(0, hot, m), rng.integers(0, words, m))
+            where = np.flatnonzero(memory) + np.arange(m) + 1       # after its instruction fetch
+            total = n + m
+            op = np.zeros(total, np.uint8)
+            addr = np.empty(total, np.uint64)
+            size = np.full(total, 4, np.uint16)
+            fetch = np.ones(total, bool)
+            fetch[where] = False
+            addr[fetch] = (0x400000 + 4 * ((done + np.arange(n)) % 256)).astype(np.uint64)
+            op[where] = np.where(rng.random(m) < 0.7, LOAD, STORE)
+            addr[where] = (base + 8 * word).astype(np.uint64)
+            size[where] = 8
+            done += n
+            yield Chunk(op, addr, size, np.zeros(total, bool))
+
+    return Process(name, chunks, None)
