@@ -21,41 +21,17 @@ SIM_OPTIONS = ("cpus", "cache", "block", "assoc", "protocol", "scheduler", "time
 
 # --- mva trace ---------------------------------------------------------------------------
 def _cmd_convert(args):
-    from .sim.traces import read_trace, write_npz
+    from .sim.traces import limited, read_trace, skipped, write_npz
 
     out = Path(args.output)
     refuse_overwrite(out, args.force, "-o")
     if out.suffix != ".npz":
         raise ModelError("-o", "the output must be an .npz file")
     chunks = read_trace(args.input, args.format, din_size=args.din_size)
-    if args.skip:
-        chunks = _skipped(chunks, args.skip)
-    if args.limit is not None:
-        chunks = _limited(chunks, args.limit)
+    chunks = limited(skipped(chunks, args.skip), args.limit)
     n = write_npz(out, chunks, compress=not args.no_compress)
     print(f"{args.input} -> {out}: {n} references", file=sys.stderr)
     return 0
-
-
-def _skipped(chunks, skip):
-    left = skip
-    for c in chunks:
-        if left >= len(c):
-            left -= len(c)
-            continue
-        yield c.slice(left) if left else c
-        left = 0
-
-
-def _limited(chunks, limit):
-    left = limit
-    for c in chunks:
-        if left <= 0:
-            return
-        if len(c) > left:
-            c = c.slice(0, left)
-        left -= len(c)
-        yield c
 
 
 def _cmd_stats(args):

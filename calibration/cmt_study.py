@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .scheduling import balance_set_schedule, group_prediction, predict_groups
+from .scheduling import balance_set_schedule, core_model, group_prediction, predict_groups
 from .sim.cmt import CMTConfig, load_threads, simulate_cmt
 from .sim.reuse import reuse_profile
 from .sim.synthetic import locality_thread
@@ -65,18 +65,6 @@ def thread_profiles(workload: Workload, block: int = 64) -> list:
     return [reuse_profile(p.open, block=block, data_only=True, looped=True, name=p.name) for p in workload.processes]
 
 
-def _model_ipc(rows, cfg: CMTConfig) -> float:
-    """IPC of the CMT core model with (memory instructions, L1 misses, L2 misses) per
-    instruction of each thread."""
-    from models.cmt_core import CMTCore
-
-    values = {"threads.core": [0] * len(rows), "threads.memory_instructions": [r[0] for r in rows],
-              "threads.l1_misses": [r[1] for r in rows], "threads.l2_misses": [r[2] for r in rows],
-              "latency.l1": cfg.l1_latency, "latency.l2": cfg.l2_latency, "latency.memory": cfg.memory_latency,
-              "line_cycles": cfg.line_cycles}
-    return CMTCore(values).solve().outputs["ipc"]
-
-
 def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, group_size: int = 4,
                      profiles=None, progress: bool = False) -> pd.DataFrame:
     """One row per (L2 size, group): simulated and predicted (AVG, COMB) L2 miss rates
@@ -103,7 +91,7 @@ def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, grou
                 row[f"model_ipc_{method}"] = pr["ipc"]
             measured = [(t["memory_instructions"] / t["instructions"], t["l1_misses"] / t["instructions"],
                          t["l2_misses"] / t["instructions"]) for t in sim.threads]
-            row["model_ipc_measured"] = _model_ipc(measured, cfg)
+            row["model_ipc_measured"] = core_model(*zip(*measured), cfg).solve().outputs["ipc"]
             rows.append(row)
     df = pd.DataFrame(rows)
     for method in ("avg", "comb"):

@@ -28,9 +28,22 @@ from mva.errors import ModelError
 
 from .missratio import group_miss_ratio
 
-__all__ = ["group_prediction", "predict_groups", "default_threshold", "balance_set_schedule", "POLICIES"]
+__all__ = ["core_model", "group_prediction", "predict_groups", "default_threshold", "balance_set_schedule", "POLICIES"]
 
 POLICIES = ("perf", "fair")
+
+
+def core_model(memory_instructions, l1_misses, l2_misses, config):
+    """The CMT core model (:class:`models.cmt_core.CMTCore`) of threads on one core of
+    ``config``, with memory instructions and L1 and L2 misses per instruction."""
+    from models.cmt_core import CMTCore
+
+    return CMTCore({"threads.core": [0] * len(memory_instructions),
+                    "threads.memory_instructions": [float(v) for v in memory_instructions],
+                    "threads.l1_misses": [float(v) for v in l1_misses],
+                    "threads.l2_misses": [float(v) for v in l2_misses],
+                    "latency.l1": config.l1_latency, "latency.l2": config.l2_latency,
+                    "latency.memory": config.memory_latency, "line_cycles": config.line_cycles})
 
 
 def group_prediction(profiles, config, method: str = "avg", model: str = "lru") -> dict:
@@ -45,18 +58,13 @@ def group_prediction(profiles, config, method: str = "avg", model: str = "lru") 
     (per data reference), ``l2_miss_ratio`` (per L2 access), ``ipc``, and per thread
     ``thread_l1`` / ``thread_l2`` (misses per reference) and ``thread_ipc``.
     """
-    from models.cmt_core import CMTCore
-
     _, each1 = group_miss_ratio(profiles, config.l1, method, model)
     _, each2 = group_miss_ratio(profiles, config.l2, method, model)
     each2 = np.minimum(each2, each1)
     per_instruction = np.array([p.references / p.instructions if p.instructions else 1.0 for p in profiles])
     memory = np.array([p.accesses / p.instructions if p.instructions else 1.0 for p in profiles])
-    values = {"threads.core": [0] * len(profiles), "threads.memory_instructions": list(np.minimum(memory, 1.0)),
-              "threads.l1_misses": list(each1 * per_instruction), "threads.l2_misses": list(each2 * per_instruction),
-              "latency.l1": config.l1_latency, "latency.l2": config.l2_latency,
-              "latency.memory": config.memory_latency, "line_cycles": config.line_cycles}
-    solution = CMTCore(values).solve().outputs
+    solution = core_model(np.minimum(memory, 1.0), each1 * per_instruction, each2 * per_instruction,
+                          config).solve().outputs
     rate = np.array(list(solution["thread_ipc"].values()))
     share = rate * per_instruction
     share = share / share.sum()

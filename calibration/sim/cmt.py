@@ -30,6 +30,7 @@ gets an equal share and meets every neighbour; or an explicit sequence of groups
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -38,6 +39,7 @@ from mva.errors import ModelError
 
 from . import _cmt_kernel as K
 from .machine import parse_size
+from .traces import limited
 from .workload import Workload
 
 __all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_cmt", "round_robin_groups"]
@@ -124,7 +126,7 @@ def load_threads(workload: Workload, block: int = 64, references: int | None = N
     for p in workload.processes:
         cap = references if references is not None else (p.length or 1 << 20)
         gap, vblock = np.zeros(cap + 64, np.int32), np.zeros(cap + 64, np.uint64)
-        chunks = list(_limited_chunks(p.open(), references))
+        chunks = list(limited(p.open(), references))
         has_ifetch = any(bool(np.any(c.op == 0)) for c in chunks)
         state = np.zeros(2, np.int64)
         for c in chunks:
@@ -157,18 +159,6 @@ def load_threads(workload: Workload, block: int = 64, references: int | None = N
     return ThreadTraces(tuple(p.name for p in workload.processes), np.concatenate(gaps), np.concatenate(phys_blocks),
                         np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64), length,
                         np.array(instr, np.int64))
-
-
-def _limited_chunks(chunks, limit):
-    left = limit
-    for c in chunks:
-        if left is not None:
-            if left <= 0:
-                return
-            if len(c) > left:
-                c = c.slice(0, left)
-            left -= len(c)
-        yield c
 
 
 def round_robin_groups(threads: int, slots: int) -> list:
@@ -213,9 +203,8 @@ class CMTResult:
 
 def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: ThreadTraces | None = None,
                  **overrides) -> CMTResult:
-    """Run ``workload`` (or its preloaded ``traces``) on the machine ``config``."""
-    import time
-
+    """Run ``workload`` (or its preloaded ``traces``) on the machine ``config``
+    (fields of :class:`CMTConfig` may be given as keywords instead)."""
     cfg = CMTConfig(**{**(asdict(config) if config else {}), **overrides})
     t0 = time.perf_counter()
     tr = traces if traces is not None else load_threads(workload, cfg.block, seed=cfg.seed)
@@ -254,8 +243,9 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
         k += 1
         ctx = np.full((cfg.cores, cfg.contexts), -1, np.int64)
         ctx.reshape(-1)[: len(group)] = group
-        for stop in sorted({min(int(state[0]) + cfg.time_slice, total), *(
-                [cfg.warmup] if base is None and state[0] < cfg.warmup < state[0] + cfg.time_slice else [])}):
+        end = min(int(state[0]) + cfg.time_slice, total)
+        # a slice that crosses the end of the warm-up is run in two parts
+        for stop in ([cfg.warmup, end] if base is None and state[0] < cfg.warmup < end else [end]):
             begin = int(state[0])
             K.run_slice(stop, ctx, tr.gap, tr.block, tr.start, tr.length, pos, pending, ready, counts, core_instr, l1_tags,
                         l1_stamps, l1_sets, cfg.l1_assoc, l2_tags, l2_stamps, l2_sets, cfg.l2_assoc, latency,

@@ -13,7 +13,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from .blockmap import BlockMap
-from .traces import CHUNK_REFERENCES
+from .traces import CHUNK_REFERENCES, limited
 from .workload import Workload
 
 __all__ = ["workload_statistics", "STAT_COLUMNS", "format_statistics"]
@@ -48,14 +48,7 @@ def workload_statistics(workload: Workload, block: int = 32, per_process: bool =
         tally = np.zeros((3, 2), dtype=np.int64)
         shared_tally = np.zeros(3, dtype=np.int64)
         seen = set()
-        remaining = proc.length
-        for chunk in proc.open():
-            if remaining is not None:
-                if remaining <= 0:
-                    break
-                if len(chunk) > remaining:
-                    chunk = chunk.slice(0, remaining)
-                remaining -= len(chunk)
+        for chunk in limited(proc.open(), proc.length):
             done = 0
             while done < len(chunk):
                 part = chunk.slice(done)

@@ -34,7 +34,7 @@ from mva.jit import jit
 
 from mva.errors import ModelError
 
-__all__ = ["Chunk", "TraceError", "read_trace", "read_lackey", "read_din", "read_npz", "npz_length", "write_npz",
+__all__ = ["Chunk", "TraceError", "read_trace", "limited", "skipped", "read_lackey", "read_din", "read_npz", "npz_length", "write_npz",
            "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE"]
 
 IFETCH, LOAD, STORE = 0, 1, 2
@@ -431,3 +431,27 @@ def read_trace(path, fmt: str | None = None, chunk_references: int = CHUNK_REFER
     if fmt == "npz":
         return read_npz(path, chunk_references)
     raise TraceError("format", f"unknown trace format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def limited(chunks: Iterator[Chunk], limit: int | None) -> Iterator[Chunk]:
+    """The first ``limit`` references of a chunk stream (all of them if None)."""
+    left = limit
+    for c in chunks:
+        if left is not None:
+            if left <= 0:
+                return
+            if len(c) > left:
+                c = c.slice(0, left)
+            left -= len(c)
+        yield c
+
+
+def skipped(chunks: Iterator[Chunk], skip: int) -> Iterator[Chunk]:
+    """A chunk stream without its first ``skip`` references."""
+    left = skip
+    for c in chunks:
+        if left >= len(c):
+            left -= len(c)
+            continue
+        yield c.slice(left) if left else c
+        left = 0
