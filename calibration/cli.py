@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from mva.output import open_output, refuse_overwrite
@@ -276,7 +277,9 @@ def _row(d):
 
 CMT_OPTIONS = ("cores", "contexts", "l1", "l1_assoc", "l2", "l2_assoc", "block", "l1_latency", "l2_latency",
                "memory_latency", "bandwidth", "time_slice", "cycles", "warmup", "seed")
-BUS_ONLY = ("protocol", "cpus", "cache", "assoc", "scheduler", "data_only", "affinity", "pages", "word")
+# options of one machine only (the rest, --block, --time-slice, --seed, --references, serve both)
+BUS_ONLY = tuple(k for k in SIM_OPTIONS if k not in CMT_OPTIONS and k != "references")
+CMT_ONLY = tuple(k for k in CMT_OPTIONS if k not in SIM_OPTIONS) + ("schedule",)
 
 
 def _cmd_simulate_cmt(args):
@@ -287,22 +290,18 @@ def _cmd_simulate_cmt(args):
                                     ("--check", args.check)) if on]
     if given:
         raise ModelError(given[0], "applies to the bus machine, not --machine cmt")
-    opts = {k: getattr(args, k) for k in CMT_OPTIONS if getattr(args, k, None) is not None}
+    cfg = CMTConfig(**{k: getattr(args, k) for k in CMT_OPTIONS if getattr(args, k, None) is not None})
     schedule = args.schedule or "all"
-    cfg = CMTConfig(**opts, schedule=schedule if schedule in ("all", "round-robin") else "round-robin")
     wl = _workload(args)
     traces = load_threads(wl, cfg.block, references=args.references, seed=cfg.seed)
     if schedule in ("perf", "fair"):
-        from .scheduling import balance_set_schedule, predict_groups
-        from .sim.reuse import reuse_profile
+        from .scheduling import balance_set_schedule, predict_groups, thread_profiles
 
-        profiles = [reuse_profile(p.open, block=cfg.block, data_only=True, looped=True, name=p.name)
-                    for p in wl.processes]
-        predicted = predict_groups(profiles, cfg)
-        groups, _ = balance_set_schedule(predicted, len(profiles), schedule)
-        from dataclasses import replace
-
-        cfg = replace(cfg, schedule=groups)
+        profiles = thread_profiles(wl, cfg.block)
+        schedule_groups, _ = balance_set_schedule(predict_groups(profiles, cfg), len(profiles), schedule)
+    else:
+        schedule_groups = schedule
+    cfg = replace(cfg, schedule=schedule_groups)
     d = simulate_cmt(wl, cfg, traces=traces).to_dict()
     d["config"]["schedule"] = schedule
     out, close = open_output(args.output, args.force)
@@ -343,9 +342,7 @@ def _cmd_simulate(args):
 
     if args.machine == "cmt":
         return _cmd_simulate_cmt(args)
-    cmt_given = [k for k in ("cores", "contexts", "l1", "l2", "l1_assoc", "l2_assoc", "l1_latency", "l2_latency",
-                             "memory_latency", "bandwidth", "cycles", "warmup", "schedule")
-                 if getattr(args, k, None) is not None]
+    cmt_given = [k for k in CMT_ONLY if getattr(args, k, None) is not None]
     if cmt_given:
         raise ModelError(f"--{cmt_given[0].replace('_', '-')}", "applies to --machine cmt only")
     wl = _workload(args)

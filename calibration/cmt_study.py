@@ -29,14 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .scheduling import balance_set_schedule, core_model, group_prediction, predict_groups
+from .scheduling import balance_set_schedule, core_model, group_prediction, predict_groups, thread_profiles
 from .sim.cmt import CMTConfig, load_threads, simulate_cmt
-from .sim.reuse import reuse_profile
 from .sim.synthetic import locality_thread
 from .sim.traces import read_trace
 from .sim.workload import Process, Workload
 
-__all__ = ["mix_workload", "thread_profiles", "prediction_table", "scheduling_table", "L2_SIZES", "REAL_PROGRAMS"]
+__all__ = ["mix_workload", "prediction_table", "scheduling_table", "L2_SIZES", "REAL_PROGRAMS"]
 
 L2_SIZES = (48 << 10, 96 << 10, 192 << 10, 384 << 10)
 REAL_PROGRAMS = ("xz", "perl", "sqlite", "mawk")
@@ -60,11 +59,6 @@ def mix_workload(traces=None, synthetic_instructions: int = 2_000_000) -> Worklo
     return Workload("cmt-mix", tuple(procs), description="four traced programs and four synthetic ones")
 
 
-def thread_profiles(workload: Workload, block: int = 64) -> list:
-    """Each thread's steady-state reuse profile, alone (data references, ``block`` bytes)."""
-    return [reuse_profile(p.open, block=block, data_only=True, looped=True, name=p.name) for p in workload.processes]
-
-
 def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, group_size: int = 4,
                      profiles=None, progress: bool = False) -> pd.DataFrame:
     """One row per (L2 size, group): simulated and predicted (AVG, COMB) L2 miss rates
@@ -77,8 +71,7 @@ def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, grou
     for size in sizes:
         cfg = replace(config, l2=size, schedule="all")
         for g in _progress(groups, progress, f"L2 {size >> 10} KiB"):
-            sub = _subset(traces, g)
-            sim = simulate_cmt(None, cfg, traces=sub)
+            sim = simulate_cmt(None, cfg, traces=traces.subset(g))
             ps = [profiles[i] for i in g]
             row = {"l2_kib": size >> 10, "group": "+".join(workload.processes[i].name for i in g),
                    "sim_l2_miss_ratio": sim.l2_miss_ratio, "sim_l2_per_reference": sim.l2_misses_per_reference,
@@ -107,19 +100,6 @@ def _factor(a, b):
     a, b = np.asarray(a, float), np.asarray(b, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where((a == 0) & (b == 0), 1.0, np.maximum(a / b, b / a))
-
-
-def _subset(traces, group):
-    """The ThreadTraces of the threads in ``group`` only."""
-    from .sim.cmt import ThreadTraces
-
-    parts = [(traces.gap[traces.start[t]:traces.start[t] + traces.length[t]],
-              traces.block[traces.start[t]:traces.start[t] + traces.length[t]]) for t in group]
-    length = np.array([traces.length[t] for t in group], np.int64)
-    return ThreadTraces(tuple(traces.names[t] for t in group), np.concatenate([p[0] for p in parts]),
-                        np.concatenate([p[1] for p in parts]),
-                        np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64), length,
-                        np.array([traces.instructions[t] for t in group], np.int64))
 
 
 def _progress(items, show, label):

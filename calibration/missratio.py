@@ -28,8 +28,7 @@ Co-scheduled threads sharing one cache (Fedorova, Seltzer, Small & Nussbaum,
 * AVG predicts each thread alone in cache/N and averages.
 
 Both weight thread i by its share of the group's references, ``weights`` (default:
-references per instruction, i.e. threads retiring instructions at equal rates; equal
-weights when a profile has no instruction count).  The paper averages with equal
+references per instruction, i.e. threads retiring instructions at equal rates).  The paper averages with equal
 weights; the simulator's group miss ratio is total misses over total references, so a
 thread that stalls on its misses weighs less than its references per instruction say:
 :func:`calibration.scheduling.group_prediction` takes the shares from the CMT core
@@ -143,12 +142,8 @@ def statcache_miss_ratio(profile, cache_bytes: float, scale: float = 1.0) -> flo
 
 def reference_weights(profiles) -> np.ndarray:
     """Each thread's share of a group's references when all retire instructions at the
-    same rate: references per instruction, normalised (equal shares if any profile has
-    no instruction count)."""
-    if all(p.instructions > 0 for p in profiles):
-        w = np.array([p.references / p.instructions for p in profiles], dtype=float)
-    else:
-        w = np.ones(len(profiles))
+    same rate: references per instruction, normalised."""
+    w = np.array([p.references_per_instruction for p in profiles], dtype=float)
     return w / w.sum()
 
 
@@ -174,16 +169,13 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
         else:
             each = np.array([statcache_miss_ratio(p, part) for p in profiles])
         return float(np.dot(share, each)), each
-    scales = np.full(n, max(n - 1, 1) if scale is None else scale, dtype=float)
+    scale = max(n - 1, 1) if scale is None else scale
     if model == "lru":
-        each = np.array([lru_miss_ratio(p, cache_bytes, assoc=assoc, scale=k) for p, k in zip(profiles, scales)])
+        each = np.array([lru_miss_ratio(p, cache_bytes, assoc=assoc, scale=scale) for p in profiles])
         return float(np.dot(share, each)), each
-    lines = _lines(profiles[0], cache_bytes)
-    parts = [(s, *_scaled(p, k)) for s, p, k in zip(share, profiles, scales)]
-    ratio, each = _statcache_solve(parts, lines)
+    parts = []
+    for s, p in zip(share, profiles):
+        r, w, cold = p.reuse_distribution()
+        parts.append((s, r * scale, w, cold))
+    ratio, each = _statcache_solve(parts, _lines(profiles[0], cache_bytes))
     return ratio, np.array(each)
-
-
-def _scaled(profile, scale):
-    r, w, cold = profile.reuse_distribution()
-    return r * scale, w, cold

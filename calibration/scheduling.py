@@ -28,9 +28,17 @@ from mva.errors import ModelError
 
 from .missratio import group_miss_ratio
 
-__all__ = ["core_model", "group_prediction", "predict_groups", "default_threshold", "balance_set_schedule", "POLICIES"]
+__all__ = ["thread_profiles", "core_model", "group_prediction", "predict_groups", "default_threshold", "balance_set_schedule", "POLICIES"]
 
 POLICIES = ("perf", "fair")
+
+
+def thread_profiles(workload, block: int = 64) -> list:
+    """Each thread's steady-state reuse profile, alone: data references, ``block`` bytes,
+    the trace looped as the CMT machine runs it."""
+    from .sim.reuse import reuse_profile
+
+    return [reuse_profile(p.open, block=block, data_only=True, looped=True, name=p.name) for p in workload.processes]
 
 
 def core_model(memory_instructions, l1_misses, l2_misses, config):
@@ -61,10 +69,9 @@ def group_prediction(profiles, config, method: str = "avg", model: str = "lru") 
     _, each1 = group_miss_ratio(profiles, config.l1, method, model)
     _, each2 = group_miss_ratio(profiles, config.l2, method, model)
     each2 = np.minimum(each2, each1)
-    per_instruction = np.array([p.references / p.instructions if p.instructions else 1.0 for p in profiles])
-    memory = np.array([p.accesses / p.instructions if p.instructions else 1.0 for p in profiles])
-    solution = core_model(np.minimum(memory, 1.0), each1 * per_instruction, each2 * per_instruction,
-                          config).solve().outputs
+    per_instruction = np.array([p.references_per_instruction for p in profiles])
+    memory = [p.memory_instructions_per_instruction for p in profiles]
+    solution = core_model(memory, each1 * per_instruction, each2 * per_instruction, config).solve().outputs
     rate = np.array(list(solution["thread_ipc"].values()))
     share = rate * per_instruction
     share = share / share.sum()

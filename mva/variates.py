@@ -38,5 +38,4 @@ def service_time(mean, scv):
     if scv < 1.0:
         return np.random.gamma(1.0 / scv, mean * scv)
     p = 0.5 * (1.0 + np.sqrt((scv - 1.0) / (scv + 1.0)))
-    branch = mean / (2.0 * p) if np.random.random() < p else mean / (2.0 * (1.0 - p))
-    return -np.log(1.0 - np.random.random()) * branch
+    return exponential(mean / (2.0 * p) if np.random.random() < p else mean / (2.0 * (1.0 - p)))

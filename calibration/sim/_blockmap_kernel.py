@@ -34,6 +34,14 @@ def _lookup(tab_tag, tab_key, tab_val, tag, key):
         h = (h + np.uint64(1)) & mask
 
 
+@jit(inline=True)
+def block_range(addr, size, log_block):
+    """First and last block an access of ``size`` bytes (0 counts as 1) at ``addr``
+    touches: an access spanning blocks is one reference to each (as Dinero IV counts)."""
+    last_byte = addr + np.uint64(max(np.int64(size), 1)) - np.uint64(1)
+    return addr >> np.uint64(log_block), last_byte >> np.uint64(log_block)
+
+
 @jit
 def rehash(tab_tag, tab_key, tab_val, new_tag, new_key, new_val):
     """Move every entry of a full table into a larger empty one."""
@@ -74,11 +82,9 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
         a = op[i]
         if data_only and a == IFETCH:
             continue
-        s = np.uint64(max(np.int64(size[i]), 1))
         base = addr[i]
-        last_byte = base + s - np.uint64(1)
-        first_blk = base >> np.uint64(log_block)
-        last_blk = last_byte >> np.uint64(log_block)
+        last_byte = base + np.uint64(max(np.int64(size[i]), 1)) - np.uint64(1)
+        first_blk, last_blk = block_range(base, size[i], log_block)
         if out + np.int64(last_blk - first_blk) + 1 > cap:
             return i, out
         tag = np.int64(pid)

@@ -9,6 +9,7 @@ import numpy as np
 
 from mva.jit import jit
 
+from ._blockmap_kernel import block_range
 from .traces import IFETCH
 
 # per-thread counters (columns of ``counts``)
@@ -33,9 +34,7 @@ def data_stream(op, addr, size, log_block, has_ifetch, gap, vblock, state):
         if op[i] == IFETCH:
             state[1] += 1
             continue
-        s = np.uint64(max(np.int64(size[i]), 1))
-        first = addr[i] >> np.uint64(log_block)
-        last = (addr[i] + s - np.uint64(1)) >> np.uint64(log_block)
+        first, last = block_range(addr[i], size[i], log_block)
         if out + np.int64(last - first) + 1 > cap:
             state[0] = out
             return i
@@ -55,7 +54,7 @@ def data_stream(op, addr, size, log_block, has_ifetch, gap, vblock, state):
 
 
 @jit(inline=True)
-def _lookup(tags, stamps, base, ways, block, clock):
+def _touch(tags, stamps, base, ways, block, clock):
     """Look ``block`` up in the set whose ways start at ``base``; on a miss install it in
     the LRU way.  Returns True on a hit."""
     victim = base
@@ -75,7 +74,7 @@ def run_slice(until, ctx_thread, gap, block, start, length, pos, pending, ready,
               l1_sets, l1_ways, l2_tags, l2_stamps, l2_sets, l2_ways, latency, line_cycles, last_ctx, state):
     """Run every core until cycle ``until`` with the threads of ``ctx_thread`` (cores x
     contexts, -1 idle).  ``latency`` = [L1 hit, L2 hit, memory] cycles; ``state`` =
-    [now, memory channel free at, LRU clock, memory busy cycles, L2 accesses].
+    [now, memory channel free at, LRU clock].
 
     Fine-grained multithreading (Laudon, Gupta & Horowitz, ASPLOS 1994): each cycle a
     core issues one instruction from the next ready context after the one that issued
@@ -116,16 +115,14 @@ def run_slice(until, ctx_thread, gap, block, start, length, pos, pending, ready,
                     counts[t, L1_ACC] += 1
                     state[2] += 1
                     lat = latency[0]
-                    if not _lookup(l1_tags, l1_stamps, (c * l1_sets + b % l1_sets) * l1_ways, l1_ways, b, state[2]):
+                    if not _touch(l1_tags, l1_stamps, (c * l1_sets + b % l1_sets) * l1_ways, l1_ways, b, state[2]):
                         counts[t, L1_MISS] += 1
-                        state[4] += 1
                         lat = latency[1]
-                        if not _lookup(l2_tags, l2_stamps, (b % l2_sets) * l2_ways, l2_ways, b, state[2]):
+                        if not _touch(l2_tags, l2_stamps, (b % l2_sets) * l2_ways, l2_ways, b, state[2]):
                             counts[t, L2_MISS] += 1
                             begin = max(now + latency[1], state[1])
                             counts[t, MEM_WAIT] += begin - (now + latency[1])
                             state[1] = begin + line_cycles
-                            state[3] += line_cycles
                             lat = begin + latency[2] - now
                     if lat > wait:
                         wait = lat

@@ -17,8 +17,8 @@ tree has W = O(distinct blocks) entries and memory does not grow with trace leng
 probabilistic approach to efficient and accurate data locality analysis", ISPASS 2004):
 references picked at random (geometric gaps of mean 1/rate) set a watchpoint on their
 block; the next reference to a watched block records the reuse distance in references
-and clears the watch.  Watches live in a linear-probing table with backward-shift
-deletion.
+and clears the watch.  Watches live in the same linear-probing table layout as the
+exact pass's blocks, with backward-shift deletion.
 
 Reuse (time) distances are binned in :data:`TIME_BINS` bins: exact below 16, then 8
 bins per octave (:func:`time_bin`).
@@ -29,7 +29,8 @@ import numpy as np
 
 from mva.jit import jit
 
-from ._rng import mix64
+from ._blockmap_kernel import block_range
+from ._rng import mix64, next_random
 from .traces import IFETCH
 
 EXACT_SMALL = 16
@@ -88,8 +89,8 @@ def _marks_through(tree, bits, p):
     while i > 0:
         s += tree[i]
         i -= i & -i
-    low = bits[w] & ((np.uint64(2) << np.uint64(p & 63)) - np.uint64(1)) if (p & 63) < 63 else bits[w]
-    return s + _popcount(low)
+    # bits 0..p&63 of the word (for p&63 = 63, 2 << 63 wraps to 0 and the mask is all ones)
+    return s + _popcount(bits[w] & ((np.uint64(2) << np.uint64(p & 63)) - np.uint64(1)))
 
 
 @jit(inline=True)
@@ -132,21 +133,13 @@ def rehash(table, new_table):
 
 
 @jit
-def compact(tree, bits, id_at, per_block, state):
-    """Renumber the live positions 0..D-1 in time order and rebuild the marks in O(W)."""
-    top = state[1]
-    j = 0
-    for k in range(top):
-        if bits[k >> 6] & (np.uint64(1) << np.uint64(k & 63)):
-            b = id_at[k]
-            id_at[j] = b
-            per_block[b, 0] = j
-            j += 1
+def rebuild(tree, bits, live):
+    """Marks at positions 0..live-1 only, and the tree over them, in O(W)."""
     bits[:] = 0
-    for w in range(j >> 6):
+    for w in range(live >> 6):
         bits[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if j & 63:
-        bits[j >> 6] = (np.uint64(1) << np.uint64(j & 63)) - np.uint64(1)
+    if live & 63:
+        bits[live >> 6] = (np.uint64(1) << np.uint64(live & 63)) - np.uint64(1)
     n = tree.shape[0] - 1
     tree[:] = 0
     for w in range(n):          # marks per word, then the linear-time Fenwick construction
@@ -155,6 +148,19 @@ def compact(tree, bits, id_at, per_block, state):
         q = i + (i & -i)
         if q <= n:
             tree[q] += tree[i]
+
+
+@jit
+def compact(tree, bits, id_at, per_block, state):
+    """Renumber the live positions 0..D-1 in time order and rebuild the marks."""
+    j = 0
+    for k in range(state[1]):
+        if bits[k >> 6] & (np.uint64(1) << np.uint64(k & 63)):
+            b = id_at[k]
+            id_at[j] = b
+            per_block[b, 0] = j
+            j += 1
+    rebuild(tree, bits, j)
     state[1] = j
 
 
@@ -177,9 +183,7 @@ def exact_pass(op, addr, size, log_block, data_only, table, per_block, tree, bit
     for i in range(op.shape[0]):
         if data_only and op[i] == IFETCH:
             continue
-        s = np.uint64(max(np.int64(size[i]), 1))
-        first = addr[i] >> np.uint64(log_block)
-        last = (addr[i] + s - np.uint64(1)) >> np.uint64(log_block)
+        first, last = block_range(addr[i], size[i], log_block)
         span = np.int64(last - first) + 1
         if state[0] + span > min(half_table, cap_blocks) or 2 * (state[0] + span) > width:
             return i
@@ -214,77 +218,72 @@ def exact_pass(op, addr, size, log_block, data_only, table, per_block, tree, bit
 
 
 @jit(inline=True)
-def _watch_slot(keys, block):
-    mask = np.uint64(keys.shape[0] - 1)
-    return np.int64((block * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32) & mask)
+def sample_gap(rng, rate):
+    """References to skip before the next sample: geometric with mean 1/rate - 1 (0 at rate 1)."""
+    if rate >= 1.0:
+        return 0
+    u = (np.float64(next_random(rng) >> np.uint64(11)) + 0.5) / 9007199254740992.0     # 53 bits, in (0, 1)
+    return np.int64(np.floor(np.log(u) / np.log1p(-rate)))
 
 
 @jit
-def sampled_pass(op, addr, size, log_block, data_only, rate, seed, keys, start, time_counts, state):
+def first_sample(rng, rate):
+    """Index of the first sampled reference."""
+    return sample_gap(rng, rate)
+
+
+@jit(inline=True)
+def _unwatch(table, row):
+    """Empty ``row`` of a linear-probing table by backward-shift deletion, which keeps
+    every probe chain unbroken (no tombstones)."""
+    mask = np.uint64(table.shape[0] - 1)
+    hole = row
+    j = row
+    while True:
+        j = np.int64((np.uint64(j) + np.uint64(1)) & mask)
+        if table[j, 0] == 0:
+            break
+        home = np.int64(mix64(np.uint64(table[j, 0])) & mask)
+        if (j > hole and (home <= hole or home > j)) or (j < hole and (home <= hole and home > j)):
+            table[hole, 0] = table[j, 0]
+            table[hole, 1] = table[j, 1]
+            hole = j
+    table[hole, 0] = 0
+
+
+@jit
+def sampled_pass(op, addr, size, log_block, data_only, rate, rng, watches, time_counts, state):
     """StatCache sampling of ``op/addr/size``; returns raw references consumed.
 
-    ``keys`` holds watched block + 1 (0 empty) and ``start`` the reference index of the
-    watch; ``state`` = [block references t, next sampled reference, watches, samples
-    drawn, samples resolved].  Stops early when the watch table passes a quarter full.
+    ``watches`` rows are (watched block + 1, reference index of the watch), key 0 empty,
+    in the table layout of :func:`_find`; ``state`` = [block references t, next sampled
+    reference, watches, samples drawn, samples resolved].  Stops early when the watch
+    table passes a quarter full.
     """
-    n_keys = keys.shape[0]
-    mask = np.uint64(n_keys - 1)
     for i in range(op.shape[0]):
         if data_only and op[i] == IFETCH:
             continue
-        if 4 * (state[2] + 1) > n_keys:
+        if 4 * (state[2] + 1) > watches.shape[0]:
             return i
-        s = np.uint64(max(np.int64(size[i]), 1))
-        first = addr[i] >> np.uint64(log_block)
-        last = (addr[i] + s - np.uint64(1)) >> np.uint64(log_block)
+        first, last = block_range(addr[i], size[i], log_block)
         vb = first
         while vb <= last:
             t = state[0]
-            key = vb + np.uint64(1)
-            h = _watch_slot(keys, vb)
-            while keys[h] != 0 and keys[h] != key:
-                h = np.int64((np.uint64(h) + np.uint64(1)) & mask)
-            if keys[h] == key:
-                time_counts[time_bin(t - start[h])] += 1
+            key = np.int64(vb) + 1
+            row = _find(watches, key)
+            if watches[row, 0] == key:
+                time_counts[time_bin(t - watches[row, 1])] += 1
                 state[4] += 1
                 state[2] -= 1
-                # backward-shift deletion keeps every probe chain unbroken
-                hole = h
-                j = h
-                while True:
-                    j = np.int64((np.uint64(j) + np.uint64(1)) & mask)
-                    if keys[j] == 0:
-                        break
-                    home = _watch_slot(keys, keys[j] - np.uint64(1))
-                    if (j > hole and (home <= hole or home > j)) or (j < hole and (home <= hole and home > j)):
-                        keys[hole] = keys[j]
-                        start[hole] = start[j]
-                        hole = j
-                keys[hole] = 0
-                h = _watch_slot(keys, vb)
-                while keys[h] != 0:
-                    h = np.int64((np.uint64(h) + np.uint64(1)) & mask)
+                _unwatch(watches, row)
+                row = _find(watches, key)
             if t == state[1]:
-                if keys[h] == 0:          # a block already watched keeps its older watch
-                    keys[h] = key
-                    start[h] = t
+                if watches[row, 0] == 0:          # a block already watched keeps its older watch
+                    watches[row, 0] = key
+                    watches[row, 1] = t
                     state[2] += 1
                 state[3] += 1
-                u = (np.float64(mix64(np.uint64(seed) ^ mix64(np.uint64(state[3])))) + 0.5) / 18446744073709551616.0
-                state[1] = t + 1 + np.int64(np.floor(np.log(u) / np.log1p(-rate))) if rate < 1.0 else t + 1
+                state[1] = t + 1 + sample_gap(rng, rate)
             state[0] = t + 1
             vb += np.uint64(1)
     return op.shape[0]
-
-
-@jit
-def rehash_watches(keys, start, new_keys, new_start):
-    """Move every watch into a larger empty table."""
-    mask = np.uint64(new_keys.shape[0] - 1)
-    for i in range(keys.shape[0]):
-        if keys[i] != 0:
-            h = _watch_slot(new_keys, keys[i] - np.uint64(1))
-            while new_keys[h] != 0:
-                h = np.int64((np.uint64(h) + np.uint64(1)) & mask)
-            new_keys[h] = keys[i]
-            new_start[h] = start[i]

@@ -39,7 +39,7 @@ from mva.errors import ModelError
 
 from . import _cmt_kernel as K
 from .machine import parse_size
-from .traces import limited
+from .traces import IFETCH, limited
 from .workload import Workload
 
 __all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_cmt", "round_robin_groups"]
@@ -116,18 +116,32 @@ class ThreadTraces:
     length: np.ndarray = field(repr=False)
     instructions: np.ndarray = field(repr=False)
 
+    @staticmethod
+    def of(names, gaps, blocks) -> "ThreadTraces":
+        """Concatenate per-thread ``gaps`` and ``blocks`` arrays."""
+        length = np.array([g.shape[0] for g in gaps], np.int64)
+        return ThreadTraces(tuple(names), np.concatenate(gaps), np.concatenate(blocks),
+                            np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64), length,
+                            np.array([g.sum(dtype=np.int64) for g in gaps], np.int64))
+
+    def subset(self, threads) -> "ThreadTraces":
+        """The traces of ``threads`` (indices) only, in that order."""
+        cut = [slice(self.start[t], self.start[t] + self.length[t]) for t in threads]
+        return ThreadTraces.of([self.names[t] for t in threads], [self.gap[c] for c in cut],
+                               [self.block[c] for c in cut])
+
 
 def load_threads(workload: Workload, block: int = 64, references: int | None = None, seed: int = 1) -> ThreadTraces:
     """Read every process of ``workload`` into memory as a data-block stream (at most
     ``references`` block references each), with virtual pages scattered over physical
     pages by a seeded permutation."""
     log_block = int(math.log2(block))
-    gaps, blocks, instr = [], [], []
+    gaps, blocks = [], []
     for p in workload.processes:
         cap = references if references is not None else (p.length or 1 << 20)
         gap, vblock = np.zeros(cap + 64, np.int32), np.zeros(cap + 64, np.uint64)
         chunks = list(limited(p.open(), references))
-        has_ifetch = any(bool(np.any(c.op == 0)) for c in chunks)
+        has_ifetch = any(bool(np.any(c.op == IFETCH)) for c in chunks)
         state = np.zeros(2, np.int64)
         for c in chunks:
             pos = 0
@@ -143,7 +157,6 @@ def load_threads(workload: Workload, block: int = 64, references: int | None = N
         gap[0] += int(state[1])            # the instructions after the last access run before the loop's first
         gaps.append(gap)
         blocks.append(vblock)
-        instr.append(int(np.sum(gap[gap > 0], dtype=np.int64)))
     # physical pages: one seeded permutation over every thread's distinct virtual pages
     per_page = max(PAGE // block, 1)
     pages, inverse = [], []
@@ -155,10 +168,7 @@ def load_threads(workload: Workload, block: int = 64, references: int | None = N
     offset = np.cumsum([0] + pages)
     phys_blocks = [phys[offset[k] + inverse[k]].astype(np.int64) * per_page + (vb % np.uint64(per_page)).astype(np.int64)
                    for k, vb in enumerate(blocks)]
-    length = np.array([g.shape[0] for g in gaps], np.int64)
-    return ThreadTraces(tuple(p.name for p in workload.processes), np.concatenate(gaps), np.concatenate(phys_blocks),
-                        np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64), length,
-                        np.array(instr, np.int64))
+    return ThreadTraces.of([p.name for p in workload.processes], gaps, phys_blocks)
 
 
 def round_robin_groups(threads: int, slots: int) -> list:
@@ -233,7 +243,7 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
     counts = np.zeros((n, K.N_COUNTS), np.int64)
     latency = np.array([cfg.l1_latency, cfg.l2_latency, cfg.memory_latency], np.int64)
     last_ctx = np.full(cfg.cores, cfg.contexts - 1, np.int64)
-    state = np.zeros(5, np.int64)
+    state = np.zeros(3, np.int64)
     total = cfg.warmup + cfg.cycles
     core_instr = np.zeros(cfg.cores, np.int64)
     base = (counts.copy(), state.copy(), core_instr.copy()) if cfg.warmup == 0 else None
@@ -247,8 +257,8 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
         # a slice that crosses the end of the warm-up is run in two parts
         for stop in ([cfg.warmup, end] if base is None and state[0] < cfg.warmup < end else [end]):
             begin = int(state[0])
-            K.run_slice(stop, ctx, tr.gap, tr.block, tr.start, tr.length, pos, pending, ready, counts, core_instr, l1_tags,
-                        l1_stamps, l1_sets, cfg.l1_assoc, l2_tags, l2_stamps, l2_sets, cfg.l2_assoc, latency,
+            K.run_slice(stop, ctx, tr.gap, tr.block, tr.start, tr.length, pos, pending, ready, counts, core_instr,
+                        l1_tags, l1_stamps, l1_sets, cfg.l1_assoc, l2_tags, l2_stamps, l2_sets, cfg.l2_assoc, latency,
                         cfg.line_cycles, last_ctx, state)
             counts[list(group), K.SCHEDULED] += int(state[0]) - begin
             if base is None and state[0] >= cfg.warmup:
@@ -257,17 +267,19 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
     c = counts - base_counts
     cycles = int(state[0] - base_state[0])
     refs = int(c[:, K.L1_ACC].sum())
-    l2_acc = int(state[4] - base_state[4])
+    l2_acc = int(c[:, K.L1_MISS].sum())              # every L1 miss is an L2 access
+    l2_misses = int(c[:, K.L2_MISS].sum())
     shares = c[:, K.SCHEDULED] / max(c[:, K.SCHEDULED].sum(), 1)
     instructions = int(c[:, K.INSTR].sum())
     rows = [{"name": tr.names[t], "instructions": int(c[t, K.INSTR]), "scheduled_cycles": int(c[t, K.SCHEDULED]),
-             "memory_instructions": int(c[t, K.MEM_INSTR]), "references": int(c[t, K.L1_ACC]), "l1_misses": int(c[t, K.L1_MISS]), "l2_misses": int(c[t, K.L2_MISS]),
+             "memory_instructions": int(c[t, K.MEM_INSTR]), "references": int(c[t, K.L1_ACC]),
+             "l1_misses": int(c[t, K.L1_MISS]), "l2_misses": int(c[t, K.L2_MISS]),
              "memory_wait": int(c[t, K.MEM_WAIT]), "passes": int(counts[t, K.PASSES])} for t in range(n)]
     return CMTResult(workload=workload.name if workload is not None else "", config=cfg.to_dict(), cycles=cycles,
                      instructions=instructions, ipc=instructions / max(cycles, 1),
                      core_ipc=[float(v) / max(cycles, 1) for v in core_instr - base_core],
                      l1_miss_ratio=int(c[:, K.L1_MISS].sum()) / max(refs, 1),
-                     l2_miss_ratio=int(c[:, K.L2_MISS].sum()) / max(l2_acc, 1),
-                     l2_misses_per_reference=int(c[:, K.L2_MISS].sum()) / max(refs, 1),
-                     memory_utilization=int(state[3] - base_state[3]) / max(cycles, 1),
+                     l2_miss_ratio=l2_misses / max(l2_acc, 1),
+                     l2_misses_per_reference=l2_misses / max(refs, 1),
+                     memory_utilization=l2_misses * cfg.line_cycles / max(cycles, 1),
                      share_std=float(np.std(shares)), threads=rows, seconds=time.perf_counter() - t0)

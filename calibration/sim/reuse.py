@@ -69,6 +69,18 @@ class ReuseProfile:
     def exact(self) -> bool:
         return self.sample_rate is None
 
+    @property
+    def references_per_instruction(self) -> float:
+        """Block references per instruction; without instruction fetches in the trace
+        every data access is its own instruction (as the CMT machine counts)."""
+        return self.references / max(self.instructions or self.accesses, 1)
+
+    @property
+    def memory_instructions_per_instruction(self) -> float:
+        """Data accesses per instruction, at most 1 (an instruction with two accesses,
+        lackey's M, counts once); 1 without instruction fetches."""
+        return min(self.accesses / self.instructions, 1.0) if self.instructions else 1.0
+
     def lru_misses(self, cache_bytes: int) -> int:
         """Misses of a fully-associative LRU cache of ``cache_bytes`` (exact profiles):
         cold misses plus re-references at stack distance >= the cache's blocks."""
@@ -174,9 +186,9 @@ def _exact(passes, log_block, data_only, block, name) -> ReuseProfile:
         stack_counts[:] = 0
         first = state.copy()
         for c in chunks:
-            fetches = int(np.count_nonzero(c.op == IFETCH))
+            fetches, data = _counts(c)
             instructions += fetches
-            accesses += len(c) - fetches
+            accesses += data
             per_block, stack_counts, tree, bits, id_at, table, width = _exact_chunk(
                 c, log_block, data_only, block, per_block, stack_counts, tree, bits, id_at, table, width, time_counts,
                 state)
@@ -212,49 +224,39 @@ def _exact_chunk(c, log_block, data_only, block, per_block, stack_counts, tree, 
             per_block = np.concatenate([per_block, np.zeros((cap - per_block.shape[0], 2), np.int64)])
             stack_counts = np.concatenate([stack_counts, np.zeros(cap - stack_counts.shape[0], np.int64)])
         if 2 * need > width:
-            K.compact(tree, bits, id_at, per_block, state)      # positions 0..D-1, then wider
+            K.compact(tree, bits, id_at, per_block, state)      # positions 0..D-1, then wider arrays
             width = 1 << math.ceil(math.log2(4 * need))
             live = id_at[: state[1]].copy()
             tree, bits, id_at = _marks(width)
             id_at[: live.shape[0]] = live
-            bits[:] = 0
-            K.compact(tree, _all_live(bits, live.shape[0]), id_at, per_block, state)
+            K.rebuild(tree, bits, live.shape[0])
     return per_block, stack_counts, tree, bits, id_at, table, width
 
 
-def _all_live(bits, n):
-    """Mark positions 0..n-1 live (for compaction after widening)."""
-    bits[: n // 64] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if n % 64:
-        bits[n // 64] = np.uint64((1 << (n % 64)) - 1)
-    return bits
-
-
 def _sampled(chunks, log_block, data_only, rate, seed, block, name) -> ReuseProfile:
-    keys, start = np.zeros(1 << 12, np.uint64), np.zeros(1 << 12, np.int64)
+    watches = np.zeros((1 << 12, 2), np.int64)
     time_counts = np.zeros(K.TIME_BINS, np.int64)
+    rng = np.array([(seed * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF or 1], np.uint64)
     state = np.zeros(5, np.int64)
-    state[1] = _first_sample(rate, seed)
+    state[1] = K.first_sample(rng, rate)
     instructions = accesses = 0
     for c in chunks:
-        fetches = int(np.count_nonzero(c.op == IFETCH))
+        fetches, data = _counts(c)
         instructions += fetches
-        accesses += len(c) - fetches
+        accesses += data
         pos, n = 0, len(c)
         while pos < n:
-            pos += K.sampled_pass(c.op[pos:], c.addr[pos:], c.size[pos:], log_block, data_only, rate, seed, keys,
-                                  start, time_counts, state)
+            pos += K.sampled_pass(c.op[pos:], c.addr[pos:], c.size[pos:], log_block, data_only, rate, rng, watches,
+                                  time_counts, state)
             if pos < n:
-                new = np.zeros(2 * keys.shape[0], np.uint64), np.zeros(2 * keys.shape[0], np.int64)
-                K.rehash_watches(keys, start, *new)
-                keys, start = new
+                new = np.zeros((2 * watches.shape[0], 2), np.int64)
+                K.rehash(watches, new)
+                watches = new
     return ReuseProfile(references=int(state[0]), block=block, time_counts=time_counts, instructions=instructions,
                         accesses=accesses, sample_rate=rate, samples=int(state[3]), dangling=int(state[2]), name=name)
 
 
-def _first_sample(rate: float, seed: int) -> int:
-    """Index of the first sampled reference: geometric with mean 1/rate."""
-    if rate >= 1.0:
-        return 0
-    u = np.random.default_rng(seed).random()
-    return int(math.floor(math.log(max(u, 1e-300)) / math.log1p(-rate)))
+def _counts(chunk) -> tuple[int, int]:
+    """(instruction fetches, data accesses) of a chunk."""
+    fetches = int(np.count_nonzero(chunk.op == IFETCH))
+    return fetches, len(chunk) - fetches
