@@ -33,6 +33,8 @@ __all__ = ["Station", "Network", "STATION_KINDS"]
 
 STATION_KINDS = ("queue", "delay", "multi", "ld")
 DISCIPLINES = ("ps", "fcfs", "priority")
+#: Largest population of a class: solvers count customers in 64-bit integers.
+MAX_POPULATION = 2 ** 63 - 1
 
 
 def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
@@ -253,6 +255,8 @@ class Network:
                 raise ModelError("network.population", f"population[{i}] = {p!r} is not an integer")
             if p < 0:
                 raise ModelError("network.population", f"population[{i}] = {p!r} is negative")
+            if p > MAX_POPULATION:     # every solver counts customers in 64-bit integers
+                raise ModelError("network.population", f"population[{i}] = {p!r} exceeds {MAX_POPULATION:.3g}")
             pop_int.append(int(p))
         think = _finite_nonnegative(self._per_class(self.think_time, "network.think_time", n_classes, 0.0),
                                     "network.think_time", "think_time")

@@ -126,14 +126,28 @@ class NetworkKind:
 
     @property
     def _exact(self) -> bool:
-        """Whether cases may go through the batch solver, which is exact (``auto`` picks
-        exact for every network the batch takes)."""
+        """Whether cases may go through the batch solver, which is exact."""
         return self.method in ("auto", "exact") and not self.options
+
+    def _batches(self, network) -> bool:
+        """Whether the exact batch solver takes ``network``: one closed product-form class,
+        and the method would solve it exactly (``auto`` within its budget, ``exact`` when
+        its lattice fits); otherwise every case goes through :meth:`solve`, which picks
+        or refuses as one solve would."""
+        from .auto import choose_method
+        from .batch import can_batch
+        from .exact import exact_lattice_fits
+        from .plan import SolverPlan
+
+        if not can_batch(network):
+            return False
+        if self.method == "auto":
+            return choose_method(network)[0] == "exact"
+        return exact_lattice_fits(SolverPlan.of(network))
 
     def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case, batched where the cases share a shape (everything
         but demands and think times) and the network is closed and single-class."""
-        from .batch import can_batch
         if not self._exact:
             return pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in cases])
         names = list(dict.fromkeys(n for c in cases for n in c))
@@ -146,7 +160,7 @@ class NetworkKind:
         for shape, rows in groups.items():
             group = [cases[i] for i in rows]
             network = self.from_values({**base, **dict(shape)}).network
-            if can_batch(network):
+            if self._batches(network):
                 used = [n for n in numeric if any(n in c for c in group)]
                 part = self._solve_batch(network, {**base, **dict(shape)}, group, used)
             else:
@@ -157,11 +171,10 @@ class NetworkKind:
     def solve_columns(self, base: dict, columns: dict, count: int):
         """The batch path straight from one array per parameter, when every swept name is
         a demand or think time of a closed single-class network; None otherwise."""
-        from .batch import can_batch
         if not self._exact or not all(n.endswith(NUMERIC) and n in base for n in columns):
             return None
         network = self.from_values(base).network
-        if not can_batch(network):
+        if not self._batches(network):
             return None
         return self._batch(network, {n: self._column(n, a) for n, a in columns.items()}, count)
 

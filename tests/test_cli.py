@@ -137,3 +137,17 @@ def test_model_tables_label_outputs_with_units(capsys):
     assert main(["solve", os.path.join(EXAMPLES, "shared-bus.toml")]) == 0
     out = capsys.readouterr().out
     assert "stall_per_reference [cycles]" in out and "throughput [references/cycle]" in out
+
+
+def test_huge_populations_are_refused_or_solved_approximately(capsys):
+    # fuzz findings: a population beyond 64 bits was a traceback, and a sweep to 1e10
+    # customers sent the exact batch solver out of memory instead of choosing as a solve does
+    ten = os.path.join(EXAMPLES, "ten-stations.toml")
+    assert main(["solve", ten, "--set", "network.population=1e100"]) == 2
+    err = capsys.readouterr().err
+    assert "network.population" in err and "exceeds" in err and len(err.strip().splitlines()) == 1
+    assert main(["solve", ten, "--sweep", "network.population=10,1e10", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [float(r["network.population"]) for r in rows] == [10, 1e10]
+    assert all(r["converged"] == "true" for r in rows)
+    assert float(rows[1]["utilization.disk1"]) == pytest.approx(1.0, abs=1e-6)    # saturated bottleneck
