@@ -221,7 +221,7 @@ def _config_from(args, overrides=None):
 def _workload(args):
     from .sim.loading import load_workload
 
-    opts = {}
+    opts = {"nodes": getattr(args, "nodes", None)}
     if args.references is not None:
         opts["references"] = args.references
     if args.workload_seed is not None:
@@ -334,6 +334,56 @@ def _cmd_simulate_cmt(args):
     return 0
 
 
+SVM_OPTIONS = ("granularity", "home", "cycles_per_reference", "nodes")
+
+
+def _cmd_simulate_svm(args):
+    from .sim.machine import parse_size
+    from .sim.svm import PAGE, SVMConfig, simulate_svm
+
+    svm_or_shared = set(SVM_OPTIONS) | {"protocol", "references", "seed"}
+    given = [f"--{k.replace('_', '-')}" for k in (*BUS_ONLY, *CMT_ONLY)
+             if k not in svm_or_shared and getattr(args, k, None) not in (None, False)]
+    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
+                                    ("--check", args.check)) if on]
+    if given:
+        raise ModelError(given[0], "does not apply to --machine svm")
+    protocol = args.protocol or "hlrc"
+    if protocol not in ("hlrc", "sc"):
+        raise ModelError("--protocol", f"--machine svm runs hlrc or sc, not {protocol}")
+    try:
+        granularity = parse_size(args.granularity) if args.granularity else (PAGE if protocol == "hlrc" else 64)
+    except ValueError:
+        raise ModelError("--granularity", f"not a size: {args.granularity!r} (e.g. 64B, 1KiB, 4KiB)") from None
+    cfg = SVMConfig(protocol, granularity, args.home or "first-touch", args.cycles_per_reference, args.references)
+    wl = _workload(args)
+    d = simulate_svm(wl, cfg).to_dict()
+    out, close = open_output(args.output, args.force)
+    try:
+        if args.format == "json":
+            out.write(json.dumps(d) + "\n")
+        else:
+            t = d["totals"]
+            unit = "page" if protocol == "hlrc" else f"{granularity}-byte block"
+            out.write(f"{d['workload']}: {protocol.upper()} at {_size_label(granularity)}, {d['nodes']} nodes, "
+                      f"homes {cfg.home}\n")
+            out.write(f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
+                      f"(speedup {d['pram_speedup']:.2f})\n")
+            out.write(f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration "
+                      f"{d['lock_concentration']:.3f})\n")
+            out.write(f"  {'node':<10}" + "".join(f"{c:>15}" for c in SVM_COLUMNS) + "\n")
+            for p in d["processes"] + [{"name": "total", **t}]:
+                out.write(f"  {p['name']:<10}" + "".join(f"{p[c]:>15,}" for c in SVM_COLUMNS) + "\n")
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+SVM_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
+               "invalidations", "acquires", "barriers", "messages")
+
+
 def _cmd_simulate(args):
     from mva.grid import cartesian, parse_sweeps, zipped
 
@@ -341,7 +391,15 @@ def _cmd_simulate(args):
     from .sim.machine import scalability
 
     if args.machine == "cmt":
+        if any(getattr(args, k, None) is not None for k in SVM_OPTIONS) or args.protocol in ("hlrc", "sc"):
+            raise ModelError("--machine", "cmt takes no SVM options (--granularity, --home, --nodes, hlrc/sc)")
         return _cmd_simulate_cmt(args)
+    if args.machine == "svm":
+        return _cmd_simulate_svm(args)
+    svm_given = [k for k in SVM_OPTIONS if getattr(args, k, None) is not None]
+    if svm_given or args.protocol in ("hlrc", "sc"):
+        raise ModelError(f"--{svm_given[0].replace('_', '-')}" if svm_given else "--protocol",
+                         "applies to --machine svm only")
     cmt_given = [k for k in CMT_ONLY if getattr(args, k, None) is not None]
     if cmt_given:
         raise ModelError(f"--{cmt_given[0].replace('_', '-')}", "applies to --machine cmt only")
@@ -399,9 +457,11 @@ def register_simulate(sub):
                                    "GSP), or with --machine cmt on fine-grained multithreaded cores sharing an L2 "
                                    "(prints IPC, L1 and L2 miss ratios, per-thread shares).")
     p.add_argument("workload", metavar="WORKLOAD")
-    p.add_argument("--machine", choices=("bus", "cmt"), default="bus",
-                   help="bus: the shared-bus SMP (default); cmt: chip multithreading with a shared L2")
-    p.add_argument("--protocol", choices=("mesi", "amsd", "pscr"), help="coherence protocol (default mesi)")
+    p.add_argument("--machine", choices=("bus", "cmt", "svm"), default="bus",
+                   help="bus: the shared-bus SMP (default); cmt: chip multithreading with a shared L2; svm: "
+                        "software shared memory on a cluster")
+    p.add_argument("--protocol", choices=("mesi", "amsd", "pscr", "hlrc", "sc"),
+                   help="coherence protocol (bus: mesi, amsd, pscr, default mesi; svm: hlrc, sc, default hlrc)")
     p.add_argument("--cpus", type=int, help="processors (default 8)")
     p.add_argument("--cache", help="cache size per processor, e.g. 2MiB or 262144 (default 2MiB)")
     p.add_argument("--block", type=int, help="block size in bytes (default 128)")
@@ -442,6 +502,13 @@ def register_simulate(sub):
     cmt.add_argument("--schedule", choices=("all", "round-robin", "perf", "fair"),
                      help="all threads at once (default), round-robin windows, or balance-set PERF/FAIR groups "
                           "predicted from each thread's reuse profile")
+    svm = p.add_argument_group("--machine svm (Bilas et al. 1999: HLRC pages or SC blocks, one node per process)")
+    svm.add_argument("--granularity", help="coherence unit: 4KiB for hlrc, 64B to 4KiB for sc (default 64B)")
+    svm.add_argument("--home", choices=("first-touch", "round-robin"), help="home of each page or block")
+    svm.add_argument("--nodes", type=int, help="processes of a parallel kernel (fft, barnes, water; default 16)")
+    svm.add_argument("--cycles-per-reference", dest="cycles_per_reference", type=int,
+                     help="work per data reference of a trace without instruction fetches (default: the "
+                          "kernel's, else 1)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")

@@ -114,8 +114,26 @@ def sensitivities(target, output: str | None = None, rel_step: float = 1e-3) -> 
     return frame.iloc[order].reset_index(drop=True)
 
 
+def _bars(ax, frame: pd.DataFrame, swept: list[str], output: str) -> None:
+    """Grouped bars for a named (non-numeric) first parameter: one group per combination
+    of the others, one bar per value of ``swept[0]``."""
+    x, rest = swept[0], swept[1:]
+    values = list(dict.fromkeys(frame[x]))
+    groups = list(frame.groupby(rest, sort=False)) if rest else [((), frame)]
+    width = 0.8 / max(len(values), 1)
+    for k, value in enumerate(values):
+        heights = [float(g.loc[g[x] == value, output].iloc[0]) if (g[x] == value).any() else float("nan")
+                   for _, g in groups]
+        ax.bar(np.arange(len(groups)) + (k - (len(values) - 1) / 2) * width, heights, width, label=f"{x} = {value}")
+    labels = [" ".join(str(v) for v in (key if isinstance(key, tuple) else (key,))) for key, _ in groups]
+    ax.set_xticks(np.arange(len(groups)), labels, fontsize="small", rotation=45 if len(groups) > 6 else 0)
+    ax.legend(fontsize="small")
+
+
 def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) -> None:
-    """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``."""
+    """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``;
+    when ``swept[0]`` takes names (``communication=A,H,B``), grouped bars instead, one
+    group per combination of the other swept parameters."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -126,13 +144,15 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) ->
         raise ModelError("--plot", f"no output {output!r}")
     x = swept[0]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    if len(swept) > 1:
+    if not pd.api.types.is_numeric_dtype(frame[x]):
+        _bars(ax, frame, swept, output)
+    elif len(swept) > 1:
         for value, group in frame.groupby(swept[1], sort=False):
             ax.plot(group[x].to_numpy(), group[output].to_numpy(), marker="o", ms=3, label=f"{swept[1]} = {value}")
         ax.legend(fontsize="small")
     else:
         ax.plot(frame[x].to_numpy(), frame[output].to_numpy(), marker="o", ms=3)
-    ax.set_xlabel(x)
+    ax.set_xlabel(x if pd.api.types.is_numeric_dtype(frame[x]) else ", ".join(swept[1:]))
     ax.set_ylabel(output)
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -17,7 +17,7 @@ import numpy as np
 from mva.jit import jit
 
 from ._rng import mix64
-from .traces import IFETCH
+from .traces import IFETCH, STORE
 
 MEMO = 16384
 
@@ -80,7 +80,7 @@ def map_chunk(op, addr, size, kernel, pid, range_start, range_end, range_tag,
     memo_val = np.zeros(MEMO, dtype=np.int32)
     for i in range(op.shape[0]):
         a = op[i]
-        if data_only and a == IFETCH:
+        if (data_only and a == IFETCH) or a > STORE:     # synchronisation markers are not references
             continue
         base = addr[i]
         last_byte = base + np.uint64(max(np.int64(size[i]), 1)) - np.uint64(1)

@@ -10,7 +10,7 @@ import numpy as np
 from mva.jit import jit
 
 from ._blockmap_kernel import block_range
-from .traces import IFETCH
+from .traces import IFETCH, STORE
 
 # per-thread counters (columns of ``counts``)
 INSTR, L1_ACC, L1_MISS, L2_MISS, MEM_WAIT, SCHEDULED, PASSES, MEM_INSTR = range(8)
@@ -33,6 +33,8 @@ def data_stream(op, addr, size, log_block, has_ifetch, gap, vblock, state):
     for i in range(op.shape[0]):
         if op[i] == IFETCH:
             state[1] += 1
+            continue
+        if op[i] > STORE:           # synchronisation marker
             continue
         first, last = block_range(addr[i], size[i], log_block)
         if out + np.int64(last - first) + 1 > cap:

@@ -31,7 +31,7 @@ from mva.jit import jit
 
 from ._blockmap_kernel import block_range
 from ._rng import mix64, next_random
-from .traces import IFETCH
+from .traces import IFETCH, STORE
 
 EXACT_SMALL = 16
 PER_OCTAVE = 8
@@ -181,7 +181,7 @@ def exact_pass(op, addr, size, log_block, data_only, table, per_block, tree, bit
     half_table = table.shape[0] // 2
     width = id_at.shape[0]
     for i in range(op.shape[0]):
-        if data_only and op[i] == IFETCH:
+        if (data_only and op[i] == IFETCH) or op[i] > STORE:
             continue
         first, last = block_range(addr[i], size[i], log_block)
         span = np.int64(last - first) + 1
@@ -261,7 +261,7 @@ def sampled_pass(op, addr, size, log_block, data_only, rate, rng, watches, time_
     table passes a quarter full.
     """
     for i in range(op.shape[0]):
-        if data_only and op[i] == IFETCH:
+        if (data_only and op[i] == IFETCH) or op[i] > STORE:
             continue
         if 4 * (state[2] + 1) > watches.shape[0]:
             return i

@@ -12,9 +12,13 @@ from .workload import Workload, read_manifest, trace_workload
 __all__ = ["load_workload"]
 
 
-def load_workload(spec, **generator_options) -> Workload:
-    """A workload from a manifest (``.toml``), a single trace file (lackey, din, npz) or
-    a preset name of the synthetic generator (:data:`calibration.sim.synthetic.PRESETS`)."""
+def load_workload(spec, nodes: int | None = None, **generator_options) -> Workload:
+    """A workload from a manifest (``.toml``), a single trace file (lackey, din, npz), a
+    preset name of the synthetic generator (:data:`calibration.sim.synthetic.PRESETS`)
+    or a parallel kernel (:data:`calibration.sim.parallel.KERNELS`, ``nodes`` processes,
+    16 by default)."""
+    from .parallel import KERNELS, parallel_kernel
+
     text = str(spec)
     path = Path(text)
     if path.suffix == ".toml" and path.is_file():
@@ -22,5 +26,11 @@ def load_workload(spec, **generator_options) -> Workload:
     if path.is_file():
         return trace_workload(path)
     if text.lower() in PRESETS:
+        if nodes is not None:
+            raise ModelError("--nodes", "sets the processes of a parallel kernel, not of a preset")
         return generate(text.lower(), **generator_options)
-    raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}")
+    if text.lower().partition("-")[0] in KERNELS:
+        return parallel_kernel(text, processes=16 if nodes is None else nodes,
+                               seed=generator_options.get("seed", 1))
+    raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}; "
+                                 f"parallel kernels: {', '.join(KERNELS)} (and NAME-restructured)")

@@ -17,8 +17,11 @@ din
     without ``0x``; the rest of the line is ignored.  Every access is ``din_size`` bytes
     (default 4).
 npz
-    arrays ``op`` (uint8: 0 instruction fetch, 1 load, 2 store), ``addr`` (uint64 byte
-    address), optional ``size`` (bytes, default 4) and optional ``kernel`` (bool).
+    arrays ``op`` (uint8: 0 instruction fetch, 1 load, 2 store; synchronisation markers
+    3 lock acquire, 4 lock release, 5 barrier, whose ``addr`` is the lock or barrier id),
+    ``addr`` (uint64 byte address), optional ``size`` (bytes, default 4) and optional
+    ``kernel`` (bool).  Machines without synchronisation (the bus, the CMT chip, reuse
+    distances) skip the markers; the SVM cluster honours them.
     Members are read in chunks straight from the zip file (stored or deflated).
 """
 from __future__ import annotations
@@ -35,9 +38,10 @@ from mva.jit import jit
 from mva.errors import ModelError
 
 __all__ = ["Chunk", "TraceError", "read_trace", "limited", "skipped", "read_lackey", "read_din", "read_npz", "npz_length", "write_npz",
-           "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE"]
+           "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE", "ACQUIRE", "RELEASE", "BARRIER"]
 
 IFETCH, LOAD, STORE = 0, 1, 2
+ACQUIRE, RELEASE, BARRIER = 3, 4, 5     # synchronisation markers: addr = lock / barrier id
 FORMATS = ("lackey", "din", "npz")
 CHUNK_REFERENCES = 1 << 16
 _READ_BYTES = 8 << 20
@@ -351,8 +355,9 @@ def _npz_chunks(path, members, n, chunk_references):
                                             f"{n} entries (truncated file)")
             cols[name] = np.frombuffer(raw, dtype=dtype)
         op = cols["op"]
-        if op.size and (op.max() > 2 or op.min() < 0):
-            raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load) or 2 (store)")
+        if op.size and op.max() > BARRIER:
+            raise TraceError(str(path), "array 'op' must hold 0 (fetch), 1 (load), 2 (store), 3 (acquire), "
+                                        "4 (release) or 5 (barrier)")
         if "size" in cols and cols["size"].size and (cols["size"].min() < 0 or cols["size"].max() > 0xFFFF):
             raise TraceError(str(path), "array 'size' must hold access sizes from 0 to 65535 bytes")
         if cols["addr"].dtype.kind == "i" and cols["addr"].size and cols["addr"].min() < 0:

@@ -1,0 +1,237 @@
+"""Generated parallel kernels with locks and barriers, one process per node, for the
+distributed-memory machines (``mva simulate fft --machine svm``).
+
+Three access patterns of the SPLASH-2 programs that the layered study of software shared
+memory uses (Bilas, Jiang, Zhou & Singh, HPCA 1999, Table 1; restructured versions after
+Jiang, Shan & Singh, PPoPP 1997), each in an original and a restructured version:
+
+``fft``
+    regular and coarse-grained: each process owns a band of rows of two n x n matrices
+    (8-byte elements) and sweeps them ``passes`` times (the butterflies), then a
+    transpose between barriers.  *Original*: the transpose pushes, each process writing
+    the transposed patches column by column into the other processes' rows (many writers
+    per page, word-grain remote writes); *restructured*: it pulls, reading each remote
+    patch row by row and writing only its own rows.
+``barnes``
+    irregular, fine-grained, lock-intensive: a tree of 64-byte cells built by inserting
+    each body under the lock of a (skewed, random) cell, then a force phase reading
+    random cells.  *Restructured*: each process builds in its own part of the cell array
+    without locks and merges once per batch of 32 bodies under one lock; its force phase
+    reads mostly its own region (spatial locality).
+``water``
+    migratory writes: molecules of 64 bytes; every pair (i, j) with i owned, j among the
+    next half of the molecules, reads j and accumulates j's force privately; then each
+    touched molecule's force is added under its own lock, so the force words migrate
+    from writer to writer (SPLASH-2 Water-Nsquared).  *Restructured*: one lock per
+    owner's block of molecules, the owners visited in a staggered order (coarser remote
+    access, 16 times fewer locks).
+
+Work: ``cycles_per_reference`` cycles of computation per data reference (the workload's
+``meta``), the kernels' traces having no instruction fetches.  Shared data lives in one
+range at :data:`SHARED_BASE` shared by every process; private accumulators elsewhere.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from .traces import ACQUIRE, BARRIER, CHUNK_REFERENCES, LOAD, RELEASE, STORE, Chunk
+from .workload import Process, SharedRange, Workload
+
+__all__ = ["KERNELS", "parallel_kernel", "SHARED_BASE"]
+
+SHARED_BASE = 0x1000_0000
+PRIVATE_BASE = 0x7000_0000
+ELEMENT = 8
+CELL = 64
+
+
+class _Trace:
+    """Accumulates (op, address) segments of one process."""
+
+    def __init__(self):
+        self.ops, self.addrs = [], []
+
+    def add(self, op, addr):
+        addr = np.atleast_1d(np.asarray(addr, np.uint64))
+        self.ops.append(np.full(addr.shape[0], op, np.uint8) if np.isscalar(op) else np.asarray(op, np.uint8))
+        self.addrs.append(addr)
+
+    def rmw(self, addr):
+        """Load then store each address (interleaved)."""
+        addr = np.asarray(addr, np.uint64)
+        self.add(np.tile([LOAD, STORE], addr.shape[0]), np.repeat(addr, 2))
+
+    def sync(self, op, ident):
+        self.add(op, [ident])
+
+    def locked_rmw(self, locks, addrs, words):
+        """For each k: acquire ``locks[k]``, read-modify-write ``words`` words at
+        ``addrs[k]``, release."""
+        n = len(locks)
+        per = 2 + 2 * words
+        op = np.empty((n, per), np.uint8)
+        ad = np.empty((n, per), np.uint64)
+        op[:, 0], op[:, -1] = ACQUIRE, RELEASE
+        ad[:, 0] = ad[:, -1] = np.asarray(locks, np.uint64)
+        op[:, 1:-1] = np.tile([LOAD, STORE], words)
+        ad[:, 1:-1] = (np.asarray(addrs, np.uint64)[:, None]
+                       + np.repeat(np.arange(words, dtype=np.uint64) * ELEMENT, 2)[None, :])
+        self.add(op.ravel(), ad.ravel())
+
+    def chunks(self):
+        op = np.concatenate(self.ops)
+        addr = np.concatenate(self.addrs)
+        for s in range(0, op.shape[0], CHUNK_REFERENCES):
+            n = min(CHUNK_REFERENCES, op.shape[0] - s)
+            yield Chunk(op[s:s + n], addr[s:s + n], np.full(n, ELEMENT, np.uint16), np.zeros(n, np.bool_))
+
+
+def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
+    n = size
+    rows = n // P
+    t = _Trace()
+    src, dst = SHARED_BASE, SHARED_BASE + n * n * ELEMENT
+    own = np.arange(pid * rows, (pid + 1) * rows, dtype=np.uint64)
+    barrier = 0
+    for _ in range(iterations):
+        for matrix in (src, dst):
+            band = matrix + (own[:, None] * n + np.arange(n, dtype=np.uint64)[None, :]).ravel() * ELEMENT
+            for _ in range(passes):
+                t.rmw(band)
+            t.sync(BARRIER, barrier)
+            barrier += 1
+            other = dst if matrix == src else src
+            for q in range(P):
+                # patch (rows of q) x (columns of pid) of ``matrix`` -> (rows of pid) x (columns of q) of ``other``
+                r = np.arange(rows, dtype=np.uint64)
+                if restructured:    # pull: read q's patch row by row, write own rows
+                    read = matrix + ((q * rows + r[:, None]) * n + pid * rows + r[None, :]).ravel() * ELEMENT
+                    write = other + ((pid * rows + r[None, :]) * n + q * rows + r[:, None]).ravel() * ELEMENT
+                else:               # push: read own rows, write q's rows column by column
+                    read = matrix + ((pid * rows + r[:, None]) * n + q * rows + r[None, :]).T.ravel() * ELEMENT
+                    write = other + ((q * rows + r[None, :]) * n + pid * rows + r[:, None]).T.ravel() * ELEMENT
+                ops = np.empty(2 * read.shape[0], np.uint8)
+                ads = np.empty(2 * read.shape[0], np.uint64)
+                ops[0::2], ops[1::2] = LOAD, STORE
+                ads[0::2], ads[1::2] = read, write
+                t.add(ops, ads)
+            t.sync(BARRIER, barrier)
+            barrier += 1
+    return t
+
+
+def _barnes(pid, P, restructured, size, rng, iterations=2, bodies=None, reads=48):
+    cells = size
+    bodies = bodies or max(cells // P, 32)
+    t = _Trace()
+    tree = SHARED_BASE
+    body_base = SHARED_BASE + cells * CELL
+    own_bodies = body_base + (pid * bodies + np.arange(bodies, dtype=np.uint64)) * CELL
+    region = cells // P
+    barrier = 0
+    for _ in range(iterations):
+        if restructured:
+            local = pid * region + rng.integers(0, region, bodies)
+            t.rmw(tree + local.astype(np.uint64) * CELL)        # own subtree, no locks
+            t.rmw(tree + local.astype(np.uint64) * CELL + 8)
+            batches = max(bodies // 32, 1)
+            top = rng.integers(0, 8, batches)                 # merge into the top cells
+            t.locked_rmw(1_000_000 + top, tree + top.astype(np.uint64) * CELL, 4)
+        else:
+            # skewed insertion points: the top of the tree is hot
+            cell = np.minimum((rng.pareto(1.2, bodies) * cells / 64).astype(np.int64), cells - 1)
+            t.locked_rmw(cell, tree + cell.astype(np.uint64) * CELL, 2)
+        t.sync(BARRIER, barrier)
+        barrier += 1
+        if restructured:
+            near = pid * region + rng.integers(0, region, (bodies, reads))
+            cell = np.where(rng.random((bodies, reads)) < 0.8, near, rng.integers(0, cells, (bodies, reads)))
+        else:
+            cell = rng.integers(0, cells, (bodies, reads))
+        ops = np.full((bodies, reads + 2), LOAD, np.uint8)
+        ops[:, -1] = STORE
+        ads = np.empty((bodies, reads + 2), np.uint64)
+        ads[:, :reads] = tree + cell.astype(np.uint64) * CELL
+        ads[:, reads:] = own_bodies[:, None]
+        t.add(ops.ravel(), ads.ravel())
+        t.sync(BARRIER, barrier)
+        barrier += 1
+    return t
+
+
+def _water(pid, P, restructured, size, rng, iterations=2):
+    M = size
+    per = M // P
+    t = _Trace()
+    mol = SHARED_BASE
+    mine = np.arange(pid * per, (pid + 1) * per)
+    force = 8 * 3                               # position at +0, force at +24 (3 words)
+    acc = PRIVATE_BASE + np.arange(M, dtype=np.uint64) * 24
+    barrier = 0
+    for _ in range(iterations):
+        touched = np.zeros(M, bool)
+        for i in mine:                          # interactions: read j, accumulate privately
+            js = (i + 1 + np.arange(M // 2)) % M
+            t.add(LOAD, mol + np.repeat(js.astype(np.uint64) * CELL, 3) + np.tile(np.arange(3, dtype=np.uint64) * 8,
+                                                                                  js.shape[0]))
+            t.rmw(acc[js])
+            touched[js] = True
+        js = np.flatnonzero(touched)
+        if restructured:                        # one lock per owner's block of molecules, owners staggered
+            for q in ((pid + 1 + np.arange(P)) % P):
+                block = js[js // per == q]
+                if block.size:
+                    t.sync(ACQUIRE, 2_000_000 + q)
+                    t.rmw((mol + block.astype(np.uint64)[:, None] * CELL + force
+                           + np.arange(3, dtype=np.uint64)[None, :] * 8).ravel())
+                    t.sync(RELEASE, 2_000_000 + q)
+        else:                                   # one lock per molecule (SPLASH-2 Water-Nsquared)
+            t.locked_rmw(js, mol + js.astype(np.uint64) * CELL + force, 3)
+        t.sync(BARRIER, barrier)
+        barrier += 1
+        t.rmw(mol + mine.astype(np.uint64) * CELL)        # move own molecules
+        t.sync(BARRIER, barrier)
+        barrier += 1
+    return t
+
+
+# name: (generator, default size, shared bytes for a size, cycles of work per data reference)
+KERNELS: dict[str, tuple[Callable, int, Callable, int]] = {
+    "fft": (_fft, 256, lambda n: 2 * n * n * ELEMENT, 20),
+    "barnes": (_barnes, 4096, lambda n: 2 * n * CELL + 64 * CELL, 30),
+    "water": (_water, 512, lambda n: n * CELL, 40),
+}
+
+
+def parallel_kernel(name: str, processes: int = 16, size: int | None = None, seed: int = 1,
+                    iterations: int = 2) -> Workload:
+    """The generated kernel ``name`` (``fft``, ``barnes``, ``water``, each also as
+    ``NAME-restructured``) for ``processes`` nodes; ``size`` is the matrix order (fft),
+    cells (barnes) or molecules (water)."""
+    base, _, variant = name.lower().partition("-")
+    if base not in KERNELS or variant not in ("", "restructured", "original"):
+        raise ModelError("workload", f"unknown kernel {name!r}; kernels: "
+                                     + ", ".join(f"{k}, {k}-restructured" for k in KERNELS))
+    gen, default, shared_bytes, cpr = KERNELS[base]
+    size = default if size is None else size
+    if not isinstance(processes, int) or not 1 <= processes <= 64:
+        raise ModelError("nodes", f"must be an integer from 1 to 64, got {processes!r}")
+    if size < processes or size % processes:
+        raise ModelError("size", f"must be a positive multiple of the {processes} processes, got {size}")
+    restructured = variant == "restructured"
+
+    def opener(pid):
+        def open_():
+            rng = np.random.default_rng([seed, pid])
+            return gen(pid, processes, restructured, size, rng, iterations=iterations).chunks()
+        return open_
+
+    names = tuple(f"{base}{pid}" for pid in range(processes))
+    procs = tuple(Process(names[pid], opener(pid)) for pid in range(processes))
+    shared = (SharedRange("shared", SHARED_BASE, SHARED_BASE + shared_bytes(size), names),)
+    return Workload(f"{base}-{'restructured' if restructured else 'original'}", procs, shared,
+                    description=__doc__.split("\n\n")[0], meta={"cycles_per_reference": cpr})

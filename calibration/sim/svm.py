@@ -1,0 +1,308 @@
+"""The SVM cluster machine: software shared memory across uniprocessor nodes, as page-
+based home-based lazy release consistency (HLRC) or fine-grained sequential consistency
+(SC), counting what each process's references cost the protocol
+(``mva simulate WORKLOAD --machine svm --protocol hlrc|sc --granularity 64B``).
+
+The machine the layered study of software shared memory simulates in detail (Bilas,
+Jiang, Zhou & Singh, "Limits to the Performance of Software Shared Memory: A Layered
+Approach", HPCA 1999, §2-§3).  This simulator is functional: it counts protocol events
+per process, and the time they cost is the job of the layered model
+(:mod:`models.svm_cluster`), which varies the communication and protocol costs without
+re-running the trace.  One node per process; addresses in the workload's shared ranges
+are shared (keyed by virtual address, as a shared segment mapped at one address in
+every process), the rest private and free.
+
+HLRC (Zhou, Iftode & Li, OSDI 1996) at 4 KiB pages:
+
+* every page has a home (``home``: the first process to touch it, or round-robin over
+  the range's pages); the home's copy is always valid;
+* a read or write of an invalid page is a **page fault**: request to the home, the page
+  back (4 KiB), protection changed (an ``mprotect``);
+* the first write to a page in an interval is a **write fault** (protection) and, off
+  the home, a **twin**; the writer marks the 4-byte words it writes;
+* an interval ends at every synchronisation marker (acquire, release, barrier) and at
+  the end of the trace [REC: LRC ends intervals at acquires and releases; we also flush
+  diffs at an acquire, which HLRC defers to the next release].  Then each written page
+  is write-protected again, gets a **write notice**, and, off the home, a **diff**: all
+  1024 words compared with the twin, the changed words sent to the home and applied
+  there (one message each);
+* lock acquires carry the last releaser's knowledge (vector clocks over intervals); a
+  barrier carries everyone's (through the manager, node 0).  Each notice received is a
+  list element processed; a notice for a valid non-home copy **invalidates** it.
+
+SC (Stache-like, Reinhardt, Larus & Wood, ISCA 1994) at ``granularity`` bytes: a full-map
+directory at the block's home (first touch or round-robin pages) [REC: the paper's SC
+protocol is directory-based like hardware; ours keeps owner and sharer bits per block];
+a read miss is a request to the home (forwarded to a dirty owner, who replies and writes
+back: three hops), a write miss or upgrade invalidates the sharers (invalidation plus
+acknowledgement each) and takes ownership.
+
+Synchronisation (trace markers, :data:`calibration.sim.traces.ACQUIRE` ...): a lock's
+manager is node ``lock mod P``; an acquire is a request to the manager, a forward to the
+last holder and its grant.  A barrier is a message to the manager and one back.
+
+Time: each process keeps a PRAM clock, one cycle per instruction (instruction fetches,
+or ``cycles_per_reference`` per data reference in a trace without them); the runnable
+process with the smallest clock runs next, a lock waits for its release, a barrier for
+every process still running.  So lock hand-offs follow the program's own timing, and
+``pram_cycles`` (the last clock) is the ideal parallel time: every memory access free,
+only the work, its imbalance and lock serialisation left.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from . import _svm_kernel as K
+from .traces import IFETCH, limited
+from .workload import Workload
+
+__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "PAGE"]
+
+PAGE = 4096
+BUFFER = 1 << 16
+COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
+            "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
+            "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
+            "cs_requests", "barriers", "messages")
+assert len(COUNTERS) == K.N_STATS
+
+
+@dataclass(frozen=True)
+class SVMConfig:
+    """``protocol`` hlrc (4 KiB pages) or sc (``granularity`` bytes, a power of two from
+    64 B to 4 KiB); ``home`` first-touch or round-robin; ``cycles_per_reference``
+    (cycles of work per data reference when a trace has no instruction fetches; None: the
+    workload's own figure, else 1); ``references`` caps each process's trace."""
+
+    protocol: str = "hlrc"
+    granularity: int = PAGE
+    home: str = "first-touch"
+    cycles_per_reference: int | None = None
+    references: int | None = None
+
+    def __post_init__(self):
+        if self.protocol not in ("hlrc", "sc"):
+            raise ModelError("protocol", f"must be hlrc or sc for the SVM machine, got {self.protocol!r}")
+        g = self.granularity
+        if not isinstance(g, int) or g < 64 or g > PAGE or g & (g - 1):
+            raise ModelError("granularity", f"must be a power of two from 64 to {PAGE} bytes, got {g!r}")
+        if self.protocol == "hlrc" and g != PAGE:
+            raise ModelError("granularity", f"HLRC is page-based: its granularity is the {PAGE}-byte page, got {g}")
+        if self.home not in ("first-touch", "round-robin"):
+            raise ModelError("home", f"must be first-touch or round-robin, got {self.home!r}")
+        if self.cycles_per_reference is not None and (not isinstance(self.cycles_per_reference, int)
+                                                      or self.cycles_per_reference < 0):
+            raise ModelError("cycles_per_reference", "must be a non-negative integer")
+        if self.references is not None and (not isinstance(self.references, int) or self.references <= 0):
+            raise ModelError("references", "must be a positive integer")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SVMResult:
+    """Counters per process (``processes``: name and :data:`COUNTERS`), their totals, the
+    PRAM time (``pram_cycles``), the sum over barrier phases of the slowest process's
+    work (``phase_max_cycles``), locks (``locks``, ``lock_concentration`` = the chance two
+    acquires name the same lock), shared ``units`` (pages or blocks) and run time."""
+
+    workload: str
+    config: dict
+    processes: tuple
+    totals: dict
+    pram_cycles: int
+    phase_max_cycles: int
+    locks: int
+    lock_concentration: float
+    units: int
+    seconds: float
+
+    @property
+    def sequential_cycles(self) -> int:
+        return int(self.totals["busy"])
+
+    @property
+    def pram_speedup(self) -> float:
+        return self.sequential_cycles / max(self.pram_cycles, 1)
+
+    def counter(self, name: str) -> np.ndarray:
+        """One counter as an array over processes."""
+        return np.array([p[name] for p in self.processes], dtype=np.int64)
+
+    def to_dict(self) -> dict:
+        return {"workload": self.workload, "machine": "svm", "config": self.config,
+                "nodes": len(self.processes), "sequential_cycles": self.sequential_cycles,
+                "pram_cycles": self.pram_cycles, "pram_speedup": self.pram_speedup,
+                "phase_max_cycles": self.phase_max_cycles, "locks": self.locks,
+                "lock_concentration": self.lock_concentration, "units": self.units, "totals": self.totals,
+                "processes": list(self.processes), "seconds": self.seconds}
+
+
+class _State:
+    """Growable arrays of one run (units, locks, interval lists, notice logs)."""
+
+    def __init__(self, nprocs: int, hlrc: bool):
+        self.P, self.hlrc = nprocs, hlrc
+        self.tab = self._table(1 << 12)
+        self.lock_tab = self._table(1 << 6)
+        self.units = self._units(1 << 10)
+        self.locks = self._locks(1 << 5)
+        self.wlist = np.zeros((nprocs, 1 << 10), np.int64)
+        self.log_page = np.zeros((nprocs, 1 << 12), np.int64)
+        self.log_int = np.zeros((nprocs, 1 << 12), np.int64)
+
+    @staticmethod
+    def _table(size):
+        return np.zeros(size, np.int64), np.zeros(size, np.uint64), np.full(size, -1, np.int32)
+
+    def _units(self, cap):
+        P, h = self.P, self.hlrc
+        return {"home": np.full(cap, -1, np.int64),
+                "valid": np.zeros(cap * P if h else 1, np.uint8), "writable": np.zeros(cap * P if h else 1, np.uint8),
+                "dirty": np.zeros((cap * P if h else 1, K.PAGE_WORDS // 64), np.uint64),
+                "owner": np.full(1 if h else cap, -1, np.int64), "sharers": np.zeros(1 if h else cap, np.uint64)}
+
+    def _locks(self, cap):
+        return {"holder": np.full(cap, -1, np.int64), "last": np.full(cap, -1, np.int64),
+                "free": np.zeros(cap, np.int64), "vc": np.zeros((cap, self.P), np.int64),
+                "acquires": np.zeros(cap, np.int64)}
+
+    @staticmethod
+    def _grown(arrays: dict, new: dict) -> dict:
+        for k, a in arrays.items():
+            new[k][: a.shape[0]] = a
+        return new
+
+    def _rehash(self, tab, used):
+        from ._blockmap_kernel import rehash
+
+        if 2 * used <= tab[2].shape[0]:
+            return tab
+        new = self._table(1 << int(math.ceil(math.log2(4 * used))))
+        rehash(*tab, *new)
+        return new
+
+    def grow(self, glob, wn, log_n, log_base, pos, status):
+        units, locks = int(glob[K.G_UNITS]) + 64, int(glob[K.G_LOCKS]) + 1
+        if units > self.units["home"].shape[0]:
+            self.units = self._grown(self.units, self._units(2 * units))
+        self.tab = self._rehash(self.tab, units)
+        if locks > self.locks["holder"].shape[0]:
+            self.locks = self._grown(self.locks, self._locks(2 * locks))
+        self.lock_tab = self._rehash(self.lock_tab, locks)
+        if int(wn.max()) + 64 > self.wlist.shape[1]:
+            self.wlist = np.concatenate([self.wlist, np.zeros_like(self.wlist)], axis=1)
+        # notice logs: drop what every running process has read, then widen if still tight
+        for q in range(self.P):
+            readers = [int(pos[p, q]) for p in range(self.P) if status[p] != K.FINISHED and p != q]
+            seen = (min(readers) if readers else int(log_base[q] + log_n[q])) - int(log_base[q])
+            if seen > 0:
+                n = int(log_n[q])
+                for arr in (self.log_page, self.log_int):
+                    arr[q, : n - seen] = arr[q, seen:n]
+                log_n[q] -= seen
+                log_base[q] += seen
+        need = int((log_n + wn).max()) + 64
+        if 2 * need > self.log_page.shape[1]:
+            width = 2 * max(need, self.log_page.shape[1])
+            self.log_page, self.log_int = (np.concatenate([a, np.zeros((self.P, width - a.shape[1]), np.int64)],
+                                                          axis=1) for a in (self.log_page, self.log_int))
+
+
+def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResult:
+    """Run every process of ``workload`` to the end of its trace (or ``references``) on
+    one node each, under ``config.protocol``; see the module docstring."""
+    t0 = time.perf_counter()
+    P = len(workload.processes)
+    if P > 64:
+        raise ModelError("nodes", f"the SVM machine has at most 64 nodes (one per process), got {P}")
+    hlrc = config.protocol == "hlrc"
+    cpr = config.cycles_per_reference
+    if cpr is None:
+        cpr = int(workload.meta.get("cycles_per_reference", 1))
+    op = np.zeros((P, BUFFER), np.uint8)
+    addr = np.zeros((P, BUFFER), np.uint64)
+    size = np.zeros((P, BUFFER), np.uint16)
+    length = np.zeros(P, np.int64)
+    cursor = np.zeros(P, np.int64)
+    ended = np.zeros(P, np.bool_)
+    sources = [limited(p.open(), config.references) for p in workload.processes]
+    leftover = [None] * P
+    has_ifetch = [None] * P
+    ranges = [workload.ranges_for(pid) for pid in range(P)]
+    R = max(1, max(r[0].shape[0] for r in ranges))
+    range_start = np.zeros((P, R), np.uint64)
+    range_end = np.zeros((P, R), np.uint64)
+    range_tag = np.zeros((P, R), np.int64)
+    range_count = np.zeros(P, np.int64)
+    for pid, (s, e, t) in enumerate(ranges):
+        n = s.shape[0]
+        range_start[pid, :n], range_end[pid, :n], range_tag[pid, :n], range_count[pid] = s, e, t, n
+    cycles = np.full(P, cpr, np.int64)
+
+    def refill(pid):
+        filled = 0
+        while filled < BUFFER:
+            chunk = leftover[pid]
+            leftover[pid] = None
+            if chunk is None:
+                chunk = next(sources[pid], None)
+                if chunk is None:
+                    ended[pid] = True
+                    break
+            if has_ifetch[pid] is None:       # a trace with instruction fetches times by them
+                has_ifetch[pid] = bool(np.any(chunk.op == IFETCH))
+                cycles[pid] = 0 if has_ifetch[pid] else cpr
+            take = min(len(chunk), BUFFER - filled)
+            op[pid, filled:filled + take] = chunk.op[:take]
+            addr[pid, filled:filled + take] = chunk.addr[:take]
+            size[pid, filled:filled + take] = chunk.size[:take]
+            if take < len(chunk):
+                leftover[pid] = chunk.slice(take)
+            filled += take
+        length[pid], cursor[pid] = filled, 0
+
+    st = _State(P, hlrc)
+    glob = np.zeros(5, np.int64)
+    wn, log_n, log_base = (np.zeros(P, np.int64) for _ in range(3))
+    pos = np.zeros((P, P), np.int64)
+    vc = np.zeros((P, P), np.int64)
+    status = np.zeros(P, np.int64)
+    clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
+    stats = np.zeros((P, K.N_STATS), np.int64)
+    for pid in range(P):
+        refill(pid)
+    while True:
+        u, lk = st.units, st.locks
+        code = K.run(op, addr, size, length, cursor, ended, cycles, P, hlrc, int(math.log2(config.granularity)),
+                     config.home == "first-touch", range_start, range_end, range_tag, range_count,
+                     *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
+                     u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
+                     lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs,
+                     phase_busy, stats)
+        if code == K.DONE:
+            break
+        if code == K.GROW:
+            st.grow(glob, wn, log_n, log_base, pos, status)
+        elif code == K.DEADLOCK:
+            stuck = [workload.processes[q].name for q in range(P) if status[q] in (K.WAIT_LOCK, K.WAIT_BARRIER)]
+            raise ModelError("workload", "the processes cannot all finish: "
+                             + (f"{', '.join(stuck)} wait for a lock never released or a barrier others skip"
+                                if stuck else "a lock released by a process that does not hold it"))
+        else:
+            refill(code)
+    phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
+    acq = st.locks["acquires"][: int(glob[K.G_LOCKS])].astype(float)
+    concentration = float((acq ** 2).sum() / acq.sum() ** 2) if acq.sum() > 0 else 0.0
+    procs = tuple({"name": p.name, **{c: int(stats[i, k]) for k, c in enumerate(COUNTERS)}}
+                  for i, p in enumerate(workload.processes))
+    totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
+    return SVMResult(workload.name, config.to_dict(), procs, totals, int(clock.max(initial=0)), phase_max,
+                     int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), time.perf_counter() - t0)

@@ -1,0 +1,383 @@
+"""A layered model of software shared memory on a cluster: communication, protocol and
+application costs, with contention for the network interfaces and I/O buses solved by
+mean-value analysis (model kind ``svm_cluster``).
+
+After Bilas, Jiang, Zhou & Singh, "Limits to the Performance of Software Shared Memory:
+A Layered Approach" (HPCA 1999): 16 uniprocessor nodes (1 IPC), each with a processor,
+an I/O bus and a network interface (NI), running page-based HLRC or fine-grained SC.
+
+**Communication layer** (Table 2; ``communication`` = A achievable, H halfway, B best,
+W worse, B+ better than best): a message of b bytes costs
+
+    host overhead + NI occupancy x packets (of up to 4 KiB) + b / I/O bus bandwidth
+    + link latency (20 cycles; 0 in B+) + message handling at the receiver
+
+(:func:`message_cycles`); a request also runs a protocol handler at the receiver.  The
+processor pays the overhead, the NI the occupancy, the sender's I/O bus the transfer
+[REC: one crossing, as the formula has one], the receiver's processor the handling.
+
+**Protocol layer** (Table 3; ``protocol`` = O original, H halfway, B best): page
+protection per page, diff creation per word compared and per word diffed, diff
+application per word, twin creation per page [REC: the table prints 10,000 cycles per
+word; a 1024-word page copied at about 10 cycles a word is 10,000 cycles per page],
+handler 100 cycles plus 20 per write-notice list element.  SC has handlers only.
+
+**Application layer**: the counts of the SVM simulator per node (``mva simulate
+WORKLOAD --machine svm``; :func:`calibration.svm.model_document`), both protocols' in
+one file so ``coherence`` can be swept.
+
+**Contention** [REC: the paper simulates it in detail; this queueing model is ours]: a
+closed network, one class per node with one customer (the node's program), through
+its processor (PS: the node's own work, protocol work and the handlers it runs for
+others), every NI and I/O bus (FCFS), and lock stations; link latencies are a delay.
+Per node i, with remote requests spread over the other nodes in proportion to the
+requests each serves:
+
+* a round trip (page fetch, block fault): overhead on cpu_i, occupancy on ni_i, the
+  request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
+  reply's packets on ni_j and bytes on bus_j, two link latencies;
+* a one-way message (diff, invalidation, acknowledgement): the sender's overhead,
+  occupancy and transfer; the receiver's handling, handler and diff application are
+  demands of the receiver's own class on its processor;
+* locks: ``1 / lock_concentration`` lock stations (at most ``nodes``) visited evenly;
+  the service of an acquire is its critical section (work and fetches inside it, the
+  fetches at their current response times: a fixed point over MVA solves); lock
+  messages as one-hop requests;
+* barriers: a message to node 0 and one back per crossing.
+
+Execution time = the slowest node's cycle time + the barrier imbalance the totals hide
+(the sum over phases of the slowest node's work minus the largest total work, from
+the simulator) stretched by the mean slowdown.  Speedup = the sum of the work over the
+execution time.  With every cost zero and no lock contention this is the PRAM speedup
+exactly.  Breakdown per node: each station's residence split over busy / data wait /
+lock / barrier / protocol in proportion to each purpose's demand there, lock waiting
+as lock, and the wait for the slowest node as barrier; shown averaged over nodes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mva.errors import ModelError
+from mva.modelkind import ModelSolution, Parameter, choice, integer, real, real_list, resolve_values, timed
+
+__all__ = ["SVMCluster", "PARAMETERS", "COMMUNICATION", "PROTOCOL", "message_cycles", "APP_COUNTERS"]
+
+PACKET = 4096
+HEADER = 16
+
+#: Table 2 (cycles; ``transfer`` = cycles per byte = 1 / I/O bus bandwidth), link latency 20
+COMMUNICATION = {
+    "A": {"host_overhead": 600.0, "ni_occupancy": 1000.0, "transfer": 1 / 0.5, "message_handling": 200.0,
+          "link_latency": 20.0},
+    "H": {"host_overhead": 300.0, "ni_occupancy": 500.0, "transfer": 1 / 1.25, "message_handling": 100.0,
+          "link_latency": 20.0},
+    "B": {"host_overhead": 0.0, "ni_occupancy": 0.0, "transfer": 1 / 2.0, "message_handling": 0.0,
+          "link_latency": 20.0},
+    "W": {"host_overhead": 1200.0, "ni_occupancy": 2000.0, "transfer": 1 / 0.25, "message_handling": 400.0,
+          "link_latency": 20.0},
+    "B+": {"host_overhead": 0.0, "ni_occupancy": 0.0, "transfer": 1 / 4.0, "message_handling": 0.0,
+           "link_latency": 0.0},
+}
+#: Table 3 (cycles): per page, per word compared / diffed / applied, per page, per handler, per notice
+PROTOCOL = {
+    "O": {"page_protection": 50.0, "diff_compare": 10.0, "diff_word": 10.0, "diff_apply": 10.0, "twin": 10000.0,
+          "handler": 100.0, "notice": 20.0},
+    "H": {"page_protection": 25.0, "diff_compare": 5.0, "diff_word": 5.0, "diff_apply": 5.0, "twin": 5000.0,
+          "handler": 50.0, "notice": 10.0},
+    "B": {"page_protection": 0.0, "diff_compare": 0.0, "diff_word": 0.0, "diff_apply": 0.0, "twin": 0.0,
+          "handler": 0.0, "notice": 0.0},
+}
+#: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
+APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
+                "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
+                "lock_messages", "cs_busy", "cs_requests", "barriers")
+PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
+
+
+def message_cycles(nbytes: float, host_overhead: float, ni_occupancy: float, transfer: float, link_latency: float,
+                   message_handling: float, handler: float = 0.0) -> float:
+    """Unloaded cost of one message of ``nbytes`` bytes, in cycles: host overhead + NI
+    occupancy per packet of up to 4 KiB (at least one) + bytes x cycles per byte + link
+    latency + message handling (+ a protocol ``handler`` for a request) at the receiver."""
+    packets = max(1, math.ceil(nbytes / PACKET))
+    return host_overhead + ni_occupancy * packets + nbytes * transfer + link_latency + message_handling + handler
+
+
+def _default_app(n=4):
+    return {"busy": [1e6] * n, "requests": [100.0] * n, "reply_bytes": [409600.0] * n, "served": [100.0] * n,
+            "oneway": [0.0] * n, "oneway_bytes": [0.0] * n, "received": [0.0] * n, "applied_words": [0.0] * n,
+            "protections": [200.0] * n, "twins": [0.0] * n, "compared_words": [0.0] * n, "diff_words": [0.0] * n,
+            "notices": [0.0] * n, "acquires": [0.0] * n, "lock_messages": [0.0] * n, "cs_busy": [0.0] * n,
+            "cs_requests": [0.0] * n, "barriers": [2.0] * n}
+
+
+_UNITS = {"busy": "cycles", "reply_bytes": "bytes", "oneway_bytes": "bytes", "cs_busy": "cycles"}
+PARAMETERS = (
+    Parameter("communication", "A", "", "communication costs: A achievable, H halfway, B best, W worse, B+ "
+                                        "(Table 2)", choice(*COMMUNICATION)),
+    Parameter("protocol", "O", "", "protocol costs: O original, H halfway, B best (Table 3)", choice(*PROTOCOL)),
+    Parameter("coherence", "hlrc", "", "hlrc (page-based SVM) or sc (fine-grained)", choice("hlrc", "sc")),
+    *(Parameter(f"scale.{k}", 1.0, "", f"multiplier on the {k.replace('_', ' ')} cost", real(0.0))
+      for k in (*COMMUNICATION["A"], *PROTOCOL["O"])),
+    *(Parameter(f"{c}.{k}", v, _UNITS.get(k, "count"), f"per node, from the simulator ({c})", real_list(0.0))
+      for c in ("hlrc", "sc") for k, v in _default_app().items()),
+    *(Parameter(f"{c}.phase_max", 1e6, "cycles", "sum over barrier phases of the slowest node's work", real(0.0))
+      for c in ("hlrc", "sc")),
+    *(Parameter(f"{c}.lock_concentration", 0.0, "", "chance two lock acquires name the same lock", real(0.0, 1.0))
+      for c in ("hlrc", "sc")),
+    Parameter("method", "auto", "", "MVA method for the contention network (auto, exact, linearizer, "
+                                    "schweitzer, simulation)", choice("auto", "exact", "linearizer", "schweitzer",
+                                                                      "simulation"), role="solver"),
+    Parameter("events", 400000, "events", "simulation events per solve (method simulation)", integer(1000),
+              role="solver"),
+)
+
+
+def _layers(values):
+    comm = {k: v * values[f"scale.{k}"] for k, v in COMMUNICATION[values["communication"]].items()}
+    prot = {k: v * values[f"scale.{k}"] for k, v in PROTOCOL[values["protocol"]].items()}
+    if values["coherence"] == "sc":     # SC: handlers only (no protection, twins or diffs)
+        prot = {k: (v if k == "handler" else 0.0) for k, v in prot.items()}
+    return comm, prot
+
+
+class SVMCluster:
+    """Model kind ``svm_cluster`` (module docstring).  Outputs: ``speedup``,
+    ``execution_cycles``, ``pram_speedup`` (every cost zero, from the simulator's
+    counts), ``breakdown`` {busy, data_wait, lock, barrier, protocol} (cycles, mean over
+    nodes), ``hot_node`` (the node whose NI or I/O bus is busiest), ``utilization``
+    {ni<j>, bus<j>, cpu<j>}, ``message_cycles`` (an unloaded page or block fetch)."""
+
+    kind = "svm_cluster"
+    main_output = "speedup"
+
+    def __init__(self, values: dict | None = None, name: str = ""):
+        self.values = resolve_values(PARAMETERS, values or {})
+        self.name = name
+        v = self.values
+        for c in ("hlrc", "sc"):
+            n = len(v[f"{c}.busy"])
+            if n == 0:
+                raise ModelError(f"{c}.busy", "the cluster needs at least one node")
+            for k in APP_COUNTERS:
+                if len(v[f"{c}.{k}"]) != n:
+                    raise ModelError(f"{c}.{k}", f"needs one value per node ({n}), got {len(v[f'{c}.{k}'])}")
+            if sum(v[f"{c}.busy"]) <= 0:
+                raise ModelError(f"{c}.busy", "the program does no work (every node's busy cycles are 0)")
+            if v[f"{c}.phase_max"] + 1e-9 < max(v[f"{c}.busy"]):
+                raise ModelError(f"{c}.phase_max", f"{v[f'{c}.phase_max']:g} is below the largest node's work "
+                                                   f"{max(v[f'{c}.busy']):g}: the phases' maxima sum to at least it")
+            for i, (cs, b) in enumerate(zip(v[f"{c}.cs_busy"], v[f"{c}.busy"])):
+                if cs > b:
+                    raise ModelError(f"{c}.cs_busy[{i}]", f"{cs:g} exceeds the node's busy cycles {b:g}")
+            for i, (cr, r) in enumerate(zip(v[f"{c}.cs_requests"], v[f"{c}.requests"])):
+                if cr > r:
+                    raise ModelError(f"{c}.cs_requests[{i}]", f"{cr:g} exceeds the node's requests {r:g}")
+        if len(v["hlrc.busy"]) != len(v["sc.busy"]):
+            raise ModelError("sc.busy", "HLRC and SC counts must be for the same number of nodes")
+
+    @classmethod
+    def parameters(cls):
+        return PARAMETERS
+
+    @classmethod
+    def from_values(cls, values: dict, name: str = "") -> "SVMCluster":
+        return cls(values, name)
+
+    def app(self) -> dict:
+        """The counters of the selected coherence protocol, as arrays over nodes."""
+        c = self.values["coherence"]
+        return {k: np.asarray(self.values[f"{c}.{k}"], float) for k in APP_COUNTERS}
+
+    def _demands(self, comm, prot, app, fetch_stretch):
+        """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
+        (classes), stations ordered cpu, ni, bus (one per node each) then locks."""
+        P = app["busy"].shape[0]
+        o, occ, tb, lat, hm = (comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency",
+                                                 "message_handling"))
+        hb = prot["handler"]
+        served = app["served"]
+        K = 0
+        acquires = app["acquires"]
+        conc = self.values[f"{self.values['coherence']}.lock_concentration"]
+        if acquires.sum() > 0:
+            K = int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P
+        M = 3 * P + K
+        D = {p: np.zeros((M, P)) for p in PURPOSES}
+        Z = {p: np.zeros(P) for p in PURPOSES}
+        cpu, ni, bus = 0, P, 2 * P
+        fetch_unloaded = np.zeros(P)
+        for i in range(P):
+            others = [j for j in range(P) if j != i]
+            w = np.zeros(P)
+            if others:
+                tot = served[others].sum()
+                w[others] = served[others] / tot if tot > 0 else 1.0 / len(others)
+            req = app["requests"][i]
+            payload = app["reply_bytes"][i] / req if req > 0 else 0.0
+            reply_packets = max(1, math.ceil(payload / PACKET))
+
+            def round_trip(count, purpose, i=i, w=w, payload=payload, reply_packets=reply_packets):
+                d = D[purpose]
+                d[cpu + i, i] += count * o
+                d[ni + i, i] += count * occ
+                d[bus + i, i] += count * HEADER * tb
+                d[cpu:cpu + P, i] += count * w * (hm + hb + o)
+                d[ni:ni + P, i] += count * w * occ * reply_packets
+                d[bus:bus + P, i] += count * w * (HEADER + payload) * tb
+                Z[purpose][i] += count * 2 * lat
+
+            outside = app["requests"][i] - app["cs_requests"][i]
+            round_trip(outside, "data_wait")
+            fetch_unloaded[i] = (o + occ + HEADER * tb + (hm + hb + o) + occ * reply_packets
+                                 + (HEADER + payload) * tb + 2 * lat)
+            # lock messages: one-hop requests handled by the other nodes evenly
+            if P > 1:
+                lm = app["lock_messages"][i]
+                D["lock"][cpu + i, i] += lm * o
+                D["lock"][ni + i, i] += lm * occ
+                D["lock"][bus + i, i] += lm * HEADER * tb
+                D["lock"][cpu:cpu + P, i] += lm * (hm + hb) * (np.arange(P) != i) / (P - 1)
+                Z["lock"][i] += lm * lat
+            # barriers: to the manager (node 0) and back
+            if i != 0:
+                nb = app["barriers"][i]
+                D["barrier"][cpu + i, i] += nb * o
+                D["barrier"][ni + i, i] += nb * occ
+                D["barrier"][bus + i, i] += nb * HEADER * tb
+                D["barrier"][cpu, i] += nb * (hm + hb + o)
+                D["barrier"][ni, i] += nb * occ
+                D["barrier"][bus, i] += nb * HEADER * tb
+                Z["barrier"][i] += nb * 2 * lat
+            # one-way messages: the sender's part
+            ow = app["oneway"][i]
+            if ow > 0:
+                per = app["oneway_bytes"][i] / ow
+                D["protocol"][cpu + i, i] += ow * o
+                D["protocol"][ni + i, i] += ow * occ * max(1, math.ceil(per / PACKET))
+                D["protocol"][bus + i, i] += app["oneway_bytes"][i] * tb
+            # the node's own work and protocol actions, and the handlers of what it receives
+            D["busy"][cpu + i, i] += app["busy"][i] - app["cs_busy"][i]
+            D["protocol"][cpu + i, i] += (app["protections"][i] * prot["page_protection"] + app["twins"][i] * prot["twin"]
+                                          + app["compared_words"][i] * prot["diff_compare"]
+                                          + app["diff_words"][i] * prot["diff_word"]
+                                          + app["notices"][i] * prot["notice"]
+                                          + app["received"][i] * (hm + hb)
+                                          + app["applied_words"][i] * prot["diff_apply"])
+            # critical sections at the lock stations: work plus fetches at their current response
+            if K:
+                cs_work = app["cs_busy"][i]
+                cs_data = app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i]
+                D["busy"][3 * P:, i] += cs_work / K
+                D["data_wait"][3 * P:, i] += cs_data / K
+        return D, Z, K, fetch_unloaded
+
+    def network(self, D, Z, K, P, cycles, deterministic=False):
+        """The contention network, class i's demands per one of its ``cycles[i]``
+        message-sized cycles (the product form, hence MVA, is the same for any such
+        division; a simulation then serves message-sized visits, not the whole run).
+        ``deterministic``: constant service at the NIs, I/O buses and locks (for the
+        simulation; MVA assumes exponential or processor sharing)."""
+        from mva import Network, Station
+
+        total = sum(D.values()) / cycles
+        scv = 0.0 if deterministic else 1.0
+        names = ([f"cpu{j}" for j in range(P)] + [f"ni{j}" for j in range(P)] + [f"bus{j}" for j in range(P)]
+                 + [f"lock{k}" for k in range(K)])
+        stations = []
+        for m, name in enumerate(names):
+            kind = name.rstrip("0123456789")
+            disc = "ps" if kind == "cpu" else "fcfs"
+            stations.append(Station(name, "queue", tuple(float(x) for x in total[m]), discipline=disc,
+                                    scv=1.0 if kind == "cpu" else scv))
+        think = sum(Z.values()) / cycles
+        return Network(tuple(stations), classes=tuple(f"node{i}" for i in range(P)), population=(1,) * P,
+                       think_time=tuple(float(z) for z in think))
+
+    @timed
+    def solve(self) -> ModelSolution:
+        from mva import solve
+
+        v = self.values
+        comm, prot = _layers(v)
+        app = self.app()
+        P = app["busy"].shape[0]
+        stretch = np.ones(P)
+        cycles = np.maximum(1.0, app["requests"] + app["lock_messages"] + app["barriers"] + app["oneway"])
+        method = v["method"]
+        # a simulation serves the demands of the converged MVA fixed point (its own
+        # estimates are too noisy to iterate on), so the two differ only in contention
+        analytic = "auto" if method == "simulation" else method
+        iterations, converged, change = 0, False, math.inf
+        accuracy = ""
+        for iterations in range(1, 51):
+            D, Z, K, fetch_unloaded = self._demands(comm, prot, app, stretch)
+            net = self.network(D, Z, K, P, cycles)
+            r = solve(net, method=analytic)
+            accuracy = r.accuracy
+            R = np.asarray(r.residence_time, float) * cycles
+            total = sum(D.values())
+            # response of a fetch = unloaded cost scaled by the queueing the data stations show
+            data = D["data_wait"][: 3 * P]
+            demand = data.sum(axis=0)
+            share = np.divide(data, total[: 3 * P], out=np.zeros_like(data), where=total[: 3 * P] > 0)
+            resid = (R[: 3 * P] * share).sum(axis=0)
+            fixed = Z["data_wait"]
+            new = np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0)
+            change = float(np.max(np.abs(new - stretch) / np.maximum(stretch, 1e-12)))
+            stretch = np.maximum(new, 1.0)
+            if K == 0 or app["cs_requests"].sum() == 0 or change < 1e-6:
+                converged = True
+                break
+        if method == "simulation":
+            net = self.network(D, Z, K, P, cycles, deterministic=True)
+            r = solve(net, method="simulation", events=v["events"], seed=1)
+            R = np.asarray(r.residence_time, float) * cycles
+        T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
+        busy = app["busy"]
+        phase_max = v[f"{v['coherence']}.phase_max"]
+        slow = float(np.mean(T / np.maximum(busy, 1e-300)))
+        imbalance = max(phase_max - busy.max(), 0.0) * slow
+        execution = float(T.max() + imbalance)
+        # breakdown: residences split by purpose in proportion to demand
+        parts = {}
+        for p in PURPOSES:
+            share = np.divide(D[p], total, out=np.zeros_like(total), where=total > 0)
+            parts[p] = (R * share).sum(axis=0) + Z[p]
+        if K:
+            lock_rows = slice(3 * P, None)
+            demand_locks = total[lock_rows].sum(axis=0)
+            wait = np.maximum(R[lock_rows].sum(axis=0) - demand_locks, 0.0)
+            for p in ("busy", "data_wait"):     # waiting for the lock is lock time, service is the section
+                share = np.divide(D[p][lock_rows], total[lock_rows], out=np.zeros_like(total[lock_rows]),
+                                  where=total[lock_rows] > 0)
+                parts[p] -= (R[lock_rows] * share).sum(axis=0) - D[p][lock_rows].sum(axis=0)
+            parts["lock"] += wait
+        parts["barrier"] += execution - T
+        util = np.asarray(r.station_utilization(), float)
+        names = [s.name for s in net.stations]
+        comm_util = util[P:3 * P].reshape(2, P).max(axis=0)
+        fetch = message_cycles(HEADER, comm["host_overhead"], comm["ni_occupancy"], comm["transfer"],
+                               comm["link_latency"], comm["message_handling"], prot["handler"])
+        payload = float(app["reply_bytes"].sum() / app["requests"].sum()) if app["requests"].sum() > 0 else 0.0
+        fetch += message_cycles(HEADER + payload, comm["host_overhead"], comm["ni_occupancy"], comm["transfer"],
+                                comm["link_latency"], 0.0)
+        sequential = float(busy.sum())
+        outputs = {
+            "speedup": sequential / execution,
+            "execution_cycles": execution,
+            "pram_speedup": sequential / max(phase_max, 1e-300),
+            "breakdown": {p: float(parts[p].mean()) for p in PURPOSES},
+            "hot_node": int(np.argmax(comm_util)),
+            "message_cycles": fetch,
+            "utilization": {n: float(u) for n, u in zip(names, util)},
+        }
+        message = "" if converged else f"critical-section fixed point did not converge (change {change:.2g})"
+        if accuracy and accuracy != "exact" and method != "simulation":
+            message = (message + "; " if message else "") + f"contention network by {r.method}: {accuracy}"
+        units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
+        return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs, converged=converged,
+                             iterations=iterations, message=message, units=units,
+                             extras={"node_cycles": T, "parts": parts, "result": r})
