@@ -8,6 +8,7 @@ import time
 from calibration.sim.parallel import KERNELS, parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.svm import application_values
+from calibration.svm_study import GRANULARITY
 from models.svm_cluster import SVMCluster
 
 
@@ -19,7 +20,7 @@ def main():
     for name in [f"{k}-{v}" for k in KERNELS for v in ("original", "restructured")]:
         wl = parallel_kernel(name)
         runs = {}
-        for cfg in (SVMConfig(), SVMConfig("sc", 1024 if name.startswith("fft") else 64)):
+        for cfg in (SVMConfig(), SVMConfig("sc", GRANULARITY[name.partition("-")[0]])):
             t = time.perf_counter()
             r = simulate_svm(wl, cfg)
             dt = time.perf_counter() - t

@@ -11,7 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mva.output import open_output, refuse_overwrite
+from mva.output import output_stream, refuse_overwrite
 from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]
@@ -304,8 +304,7 @@ def _cmd_simulate_cmt(args):
     cfg = replace(cfg, schedule=schedule_groups)
     d = simulate_cmt(wl, cfg, traces=traces).to_dict()
     d["config"]["schedule"] = schedule
-    out, close = open_output(args.output, args.force)
-    try:
+    with output_stream(args.output, args.force) as out:
         if args.format == "json":
             out.write(json.dumps(d) + "\n")
         else:
@@ -328,9 +327,6 @@ def _cmd_simulate_cmt(args):
                 out.write(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
                           f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
                           f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}\n")
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -358,8 +354,7 @@ def _cmd_simulate_svm(args):
     cfg = SVMConfig(protocol, granularity, args.home or "first-touch", args.cycles_per_reference, args.references)
     wl = _workload(args)
     d = simulate_svm(wl, cfg).to_dict()
-    out, close = open_output(args.output, args.force)
-    try:
+    with output_stream(args.output, args.force) as out:
         if args.format == "json":
             out.write(json.dumps(d) + "\n")
         else:
@@ -374,9 +369,6 @@ def _cmd_simulate_svm(args):
             out.write(f"  {'node':<10}" + "".join(f"{c:>15}" for c in SVM_COLUMNS) + "\n")
             for p in d["processes"] + [{"name": "total", **t}]:
                 out.write(f"  {p['name']:<10}" + "".join(f"{p[c]:>15,}" for c in SVM_COLUMNS) + "\n")
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -390,16 +382,14 @@ def _cmd_simulate(args):
     from .sim.bus import simulate
     from .sim.machine import scalability
 
-    if args.machine == "cmt":
-        if any(getattr(args, k, None) is not None for k in SVM_OPTIONS) or args.protocol in ("hlrc", "sc"):
-            raise ModelError("--machine", "cmt takes no SVM options (--granularity, --home, --nodes, hlrc/sc)")
-        return _cmd_simulate_cmt(args)
     if args.machine == "svm":
         return _cmd_simulate_svm(args)
-    svm_given = [k for k in SVM_OPTIONS if getattr(args, k, None) is not None]
+    svm_given = [f"--{k.replace('_', '-')}" for k in SVM_OPTIONS if getattr(args, k, None) is not None]
     if svm_given or args.protocol in ("hlrc", "sc"):
-        raise ModelError(f"--{svm_given[0].replace('_', '-')}" if svm_given else "--protocol",
-                         "applies to --machine svm only")
+        raise ModelError((svm_given or ["--protocol"])[0], f"{'' if svm_given else args.protocol + ' '}applies to "
+                                                           "--machine svm only")
+    if args.machine == "cmt":
+        return _cmd_simulate_cmt(args)
     cmt_given = [k for k in CMT_ONLY if getattr(args, k, None) is not None]
     if cmt_given:
         raise ModelError(f"--{cmt_given[0].replace('_', '-')}", "applies to --machine cmt only")
@@ -407,9 +397,8 @@ def _cmd_simulate(args):
     sweeps = parse_sweeps(args.sweep) if args.sweep else {}
     cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
     configs = [(case, _config_from(args, case)) for case in cases]   # all input errors before any run
-    out, close = open_output(args.output, args.force)
     progress = sys.stderr.isatty() and not args.quiet
-    try:
+    with output_stream(args.output, args.force) as out:
         if args.scalability:
             for case, cfg in configs:
                 n, gsp = scalability(lambda k: simulate(wl, cfg, progress=progress, cpus=k).gsp,
@@ -441,9 +430,6 @@ def _cmd_simulate(args):
             for case, r in rows:
                 out.write("  ".join(f"{case[n]!s:>12}" for n in names) + "  "
                           + "  ".join(f"{r[c]:>14.6g}" for c in ROW_COLUMNS) + "\n")
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -522,8 +508,7 @@ def _cmd_calibrate(args):
 
     from .fit import calibrated_document, fit, operational_demands, regression_demands
 
-    out, close = open_output(args.output, args.force)
-    try:
+    with output_stream(args.output, args.force) as out:
         if args.demands:
             if len(args.files) != 1:
                 raise ModelError("--demands", "takes one observation table: mva calibrate OBS.csv --demands")
@@ -578,9 +563,6 @@ def _cmd_calibrate(args):
                                         f"{' '.join('--fit ' + f for f in args.fit)}\n" + text)
             print(f"wrote {args.write}", file=sys.stderr)
         return 0 if result.converged else 3
-    finally:
-        if close:
-            out.close()
 
 
 def register_calibrate(sub):

@@ -6,7 +6,14 @@ from __future__ import annotations
 from .sim.svm import PAGE, SVMConfig, SVMResult, simulate_svm
 from .sim.workload import Workload
 
-__all__ = ["application_values", "model_document"]
+__all__ = ["simulate_pair", "application_values", "model_document"]
+
+
+def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-touch",
+                  references: int | None = None) -> tuple[SVMResult, SVMResult]:
+    """``workload`` under HLRC (4 KiB pages) and under SC (``granularity`` bytes)."""
+    return (simulate_svm(workload, SVMConfig("hlrc", PAGE, home, references=references)),
+            simulate_svm(workload, SVMConfig("sc", granularity, home, references=references)))
 
 
 def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
@@ -22,19 +29,11 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
     return values
 
 
-def model_document(workload: Workload, granularity: int = 64, home: str = "first-touch",
-                   references: int | None = None) -> tuple[dict, SVMResult, SVMResult]:
-    """A model file (``kind = "svm_cluster"``) for ``workload``: simulate it under HLRC
-    (4 KiB pages) and SC (``granularity`` bytes); returns (document, HLRC run, SC run)."""
-    hlrc = simulate_svm(workload, SVMConfig("hlrc", PAGE, home, references=references))
-    sc = simulate_svm(workload, SVMConfig("sc", granularity, home, references=references))
-    doc = {"kind": "svm_cluster", "name": workload.name, **_nested(application_values(hlrc, sc))}
-    return doc, hlrc, sc
-
-
-def _nested(values: dict) -> dict:
-    out: dict = {}
+def model_document(values: dict, name: str = "") -> dict:
+    """A model file (``kind = "svm_cluster"``, nested tables, ready for TOML) from
+    :func:`application_values`."""
+    doc: dict = {"kind": "svm_cluster", **({"name": name} if name else {})}
     for key, v in values.items():
         head, _, tail = key.partition(".")
-        out.setdefault(head, {})[tail] = v
-    return out
+        doc.setdefault(head, {})[tail] = v
+    return doc

@@ -17,7 +17,7 @@ import pandas as pd
 from mva.errors import ModelError
 
 from .sim.parallel import KERNELS, parallel_kernel
-from .svm import application_values, model_document
+from .svm import application_values, simulate_pair
 
 __all__ = ["study", "grid", "conclusions", "validation", "plot_speedups", "main", "GRANULARITY"]
 
@@ -39,12 +39,11 @@ def study(nodes: int = 16, small: bool = False, kernels=tuple(KERNELS)):
     for name in _variants(kernels):
         base = name.partition("-")[0]
         wl = parallel_kernel(name, processes=nodes, size=SMALL[base] if small else None)
-        _, hlrc, sc = model_document(wl, granularity=GRANULARITY[base])
-        out[name] = application_values(hlrc, sc)
+        out[name] = application_values(*simulate_pair(wl, granularity=GRANULARITY[base]))
     return out
 
 
-def grid(values: dict, method: str = "auto", cases=None) -> pd.DataFrame:
+def grid(values: dict, method: str = "auto") -> pd.DataFrame:
     """Speedups and breakdowns of every (variant, coherence, communication, protocol)."""
     from models.svm_cluster import SVMCluster
 
@@ -53,8 +52,6 @@ def grid(values: dict, method: str = "auto", cases=None) -> pd.DataFrame:
         for coherence in ("hlrc", "sc"):
             for comm in COMMUNICATION:
                 for prot in PROTOCOL:
-                    if cases is not None and (coherence, comm + prot) not in cases:
-                        continue
                     sol = SVMCluster({**app, "coherence": coherence, "communication": comm, "protocol": prot,
                                       "method": method}).solve()
                     o = sol.outputs

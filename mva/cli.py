@@ -20,7 +20,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from .errors import ModelError, NumericalWarning
-from .output import open_output, refuse_overwrite
+from .output import open_output, output_stream, refuse_overwrite
 
 __all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
 
@@ -316,8 +316,7 @@ def _cmd_solve(args) -> int:
             print(f"mva: warning: {path}: {solution.message}", file=sys.stderr)
         results.append(("network" if "result" in solution.extras else "model", path, solution))
 
-    out, close = open_output(args.output, args.force)
-    try:
+    with output_stream(args.output, args.force) as out:
         first = {"network": True, "model": True}
         for i, (what, path, payload) in enumerate(results):
             if what == "parameters":
@@ -340,9 +339,6 @@ def _cmd_solve(args) -> int:
                 else:
                     out.write(("\n" if i else "") + _format_table(network.name, path, result, unit))
                 first["network"] = False
-    finally:
-        if close:
-            out.close()
     unconverged = [p for what, p, r in results if what != "parameters" and not r.converged]
     if args.strict and unconverged:
         return ExitCode.NOT_CONVERGED

@@ -45,7 +45,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Parameter", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
+__all__ = ["Parameter", "ParameterisedModel", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
            "document_kind", "bind_kind", "model_from_document", "split_element", "with_element", "parse_assignments", "resolve_values", "check_names",
            "flatten", "flatten_document", "hashable", "parse_value", "resolve_document",
            "integer", "real", "choice", "real_list", "integer_list", "timed"]
@@ -111,6 +111,31 @@ class ModelSolution:
             from .result import finite_or_none      # numpy: imported only when needed
             record["half_width"] = finite_or_none(self.half_width)
         return record
+
+
+class ParameterisedModel:
+    """Base of a model kind whose parameters are the class's ``PARAMETERS``: built from
+    values (checked and completed with defaults by :func:`resolve_values`, then by the
+    subclass's :meth:`check`), with the ``parameters()`` and ``from_values()`` that
+    ``mva solve`` calls."""
+
+    PARAMETERS: ClassVar[tuple] = ()
+
+    def __init__(self, values: dict | None = None, name: str = ""):
+        self.values = resolve_values(self.PARAMETERS, values or {})
+        self.name = name
+        self.check()
+
+    def check(self) -> None:
+        """Checks across parameters (ModelError naming the field); none by default."""
+
+    @classmethod
+    def parameters(cls):
+        return cls.PARAMETERS
+
+    @classmethod
+    def from_values(cls, values: dict, name: str = ""):
+        return cls(values, name)
 
 
 class ModelKind(Protocol):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 
 from .errors import ModelError
 
-__all__ = ["refuse_overwrite", "open_output"]
+__all__ = ["refuse_overwrite", "open_output", "output_stream"]
 
 
 def refuse_overwrite(path, force: bool, flag: str) -> None:
@@ -27,3 +28,15 @@ def open_output(path: str | None, force: bool):
         return open(path, "w", encoding="utf-8"), True
     except OSError as exc:
         raise ModelError("-o", f"cannot write {path}: {exc.strerror}") from None
+
+
+@contextmanager
+def output_stream(path: str | None, force: bool):
+    """``with output_stream(args.output, args.force) as out:``: :func:`open_output`, closed
+    afterwards if it is a file."""
+    out, close = open_output(path, force)
+    try:
+        yield out
+    finally:
+        if close:
+            out.close()

@@ -13,7 +13,7 @@ from calibration.sim.parallel import parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.sim.traces import ACQUIRE, BARRIER, LOAD, RELEASE, STORE, Chunk
 from calibration.sim.workload import Process, SharedRange, Workload
-from calibration.svm import application_values
+from calibration.svm import application_values, simulate_pair
 from models.svm_cluster import COMMUNICATION, PROTOCOL, SVMCluster, message_cycles
 from mva.errors import ModelError
 
@@ -130,7 +130,7 @@ def small_values():
     out = {}
     for name in ("fft", "barnes", "water-restructured"):
         wl = parallel_kernel(name, processes=4, size={"fft": 64, "barnes": 256, "water": 64}[name.split("-")[0]])
-        out[name] = application_values(simulate_svm(wl, SVMConfig()), simulate_svm(wl, SVMConfig("sc", 64)))
+        out[name] = application_values(*simulate_pair(wl, granularity=64))
     return out
 
 
@@ -194,10 +194,10 @@ def test_simulate_svm_cli(run_cli):
 def test_sweep_of_the_grid_from_a_model_file(tmp_path, run_cli, small_values):
     import tomli_w
 
-    from calibration.svm import _nested
+    from calibration.svm import model_document
 
     path = tmp_path / "fft.toml"
-    path.write_bytes(tomli_w.dumps({"kind": "svm_cluster", **_nested(small_values["fft"])}).encode())
+    path.write_bytes(tomli_w.dumps(model_document(small_values["fft"], "fft")).encode())
     code, out, err = run_cli("solve", str(path), "--sweep", "communication=A,H,B,W,B+", "--sweep", "protocol=O,H,B",
                              "--sweep", "coherence=hlrc,sc", "--format", "csv", "--plot", str(tmp_path / "bars.png"))
     assert code == 0, err

@@ -60,10 +60,15 @@ class _Trace:
         self.ops.append(np.full(addr.shape[0], op, np.uint8) if np.isscalar(op) else np.asarray(op, np.uint8))
         self.addrs.append(addr)
 
+    def pairs(self, loads, stores):
+        """Load ``loads[k]`` then store ``stores[k]``, for each k."""
+        ads = np.empty(2 * len(loads), np.uint64)
+        ads[0::2], ads[1::2] = loads, stores
+        self.add(np.tile(np.array([LOAD, STORE], np.uint8), len(loads)), ads)
+
     def rmw(self, addr):
-        """Load then store each address (interleaved)."""
-        addr = np.asarray(addr, np.uint64)
-        self.add(np.tile([LOAD, STORE], addr.shape[0]), np.repeat(addr, 2))
+        """Load then store each address."""
+        self.pairs(addr, addr)
 
     def sync(self, op, ident):
         self.add(op, [ident])
@@ -114,11 +119,7 @@ def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
                 else:               # push: read own rows, write q's rows column by column
                     read = matrix + ((pid * rows + r[:, None]) * n + q * rows + r[None, :]).T.ravel() * ELEMENT
                     write = other + ((q * rows + r[None, :]) * n + pid * rows + r[:, None]).T.ravel() * ELEMENT
-                ops = np.empty(2 * read.shape[0], np.uint8)
-                ads = np.empty(2 * read.shape[0], np.uint64)
-                ops[0::2], ops[1::2] = LOAD, STORE
-                ads[0::2], ads[1::2] = read, write
-                t.add(ops, ads)
+                t.pairs(read, write)
             t.sync(BARRIER, barrier)
             barrier += 1
     return t

@@ -235,7 +235,6 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     ended = np.zeros(P, np.bool_)
     sources = [limited(p.open(), config.references) for p in workload.processes]
     leftover = [None] * P
-    has_ifetch = [None] * P
     ranges = [workload.ranges_for(pid) for pid in range(P)]
     R = max(1, max(r[0].shape[0] for r in ranges))
     range_start = np.zeros((P, R), np.uint64)
@@ -245,7 +244,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     for pid, (s, e, t) in enumerate(ranges):
         n = s.shape[0]
         range_start[pid, :n], range_end[pid, :n], range_tag[pid, :n], range_count[pid] = s, e, t, n
-    cycles = np.full(P, cpr, np.int64)
+    cycles = np.full(P, -1, np.int64)      # work per data reference, set by the first chunk
 
     def refill(pid):
         filled = 0
@@ -257,9 +256,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                 if chunk is None:
                     ended[pid] = True
                     break
-            if has_ifetch[pid] is None:       # a trace with instruction fetches times by them
-                has_ifetch[pid] = bool(np.any(chunk.op == IFETCH))
-                cycles[pid] = 0 if has_ifetch[pid] else cpr
+            if cycles[pid] < 0:               # a trace with instruction fetches times by them
+                cycles[pid] = 0 if np.any(chunk.op == IFETCH) else cpr
             take = min(len(chunk), BUFFER - filled)
             op[pid, filled:filled + take] = chunk.op[:take]
             addr[pid, filled:filled + take] = chunk.addr[:take]

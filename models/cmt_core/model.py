@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from mva.errors import ModelError
-from mva.modelkind import ModelSolution, Parameter, integer, integer_list, real, real_list, resolve_values, timed
+from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, integer, integer_list, real, real_list, timed
 
 __all__ = ["CMTCore", "PARAMETERS", "cmt_network"]
 
@@ -67,7 +67,7 @@ def cmt_network(core, memory_instructions, l1_misses, l2_misses, cores=1, l1=2.0
                    think_time=tuple(float(d) for d in delay))
 
 
-class CMTCore:
+class CMTCore(ParameterisedModel):
     """Model kind ``cmt_core`` (see the module docstring).  Outputs: ``ipc`` (chip),
     ``core_ipc`` {core: IPC}, ``thread_ipc`` {thread: IPC}, ``utilization``
     {pipeline<c>, memory}, ``memory_wait`` (cycles an L2 miss queues for the channel)."""
@@ -75,9 +75,9 @@ class CMTCore:
     kind = "cmt_core"
     main_output = "ipc"
 
-    def __init__(self, values: dict | None = None, name: str = ""):
-        self.values = resolve_values(PARAMETERS, values or {})
-        self.name = name
+    PARAMETERS = PARAMETERS
+
+    def check(self) -> None:
         n = len(self.values["threads.core"])
         if n == 0:
             raise ModelError("threads.core", "the chip needs at least one thread")
@@ -93,14 +93,6 @@ class CMTCore:
             if m2 > m1 + 1e-12:
                 raise ModelError(f"threads.l2_misses[{i}]", f"{m2:g} exceeds the thread's L1 misses {m1:g}: an L2 "
                                                             "miss is an L1 miss first")
-
-    @classmethod
-    def parameters(cls):
-        return PARAMETERS
-
-    @classmethod
-    def from_values(cls, values: dict, name: str = "") -> "CMTCore":
-        return cls(values, name)
 
     def network(self):
         v = self.values

@@ -66,8 +66,8 @@ import time
 import numpy as np
 
 from mva.errors import ModelError
-from mva.modelkind import ModelSolution, Parameter, choice, integer, integer_list, real, real_list, \
-    resolve_values, timed
+from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, integer_list, real, real_list, \
+    timed
 
 __all__ = ["SharedBus", "PARAMETERS", "solve_shared_bus", "interpolate"]
 
@@ -170,7 +170,7 @@ OUTPUT_UNITS = {"gsp": "processors", "throughput": "references/cycle", "stall_pe
                 "response_time": "cycles/reference"}
 
 
-class SharedBus:
+class SharedBus(ParameterisedModel):
     """Model kind ``shared_bus`` (see the module docstring).  Outputs: ``gsp``,
     ``throughput`` (references per cycle), ``processor_utilization`` (mean),
     ``bus_utilization``, ``stall_per_reference`` and ``response_time`` (cycles per
@@ -179,9 +179,9 @@ class SharedBus:
     kind = "shared_bus"
     main_output = "gsp"
 
-    def __init__(self, values: dict | None = None, name: str = ""):
-        self.values = resolve_values(PARAMETERS, values or {})
-        self.name = name
+    PARAMETERS = PARAMETERS
+
+    def check(self) -> None:
         n = len(self.values["profile.cpus"])
         for key in PROFILE:
             if len(self.values[f"profile.{key}"]) != n:
@@ -189,14 +189,6 @@ class SharedBus:
                                                    f"got {len(self.values[f'profile.{key}'])}")
         if len(set(self.values["profile.cpus"])) != n:
             raise ModelError("profile.cpus", "processor counts must be distinct")
-
-    @classmethod
-    def parameters(cls):
-        return PARAMETERS
-
-    @classmethod
-    def from_values(cls, values: dict, name: str = "") -> "SharedBus":
-        return cls(values, name)
 
     def inputs_at(self, cpus: int) -> dict:
         """Bus work per reference at ``cpus`` processors (interpolated from the profile)."""

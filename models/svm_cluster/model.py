@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from mva.errors import ModelError
-from mva.modelkind import ModelSolution, Parameter, choice, integer, real, real_list, resolve_values, timed
+from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, real, real_list, timed
 
 __all__ = ["SVMCluster", "PARAMETERS", "COMMUNICATION", "PROTOCOL", "message_cycles", "APP_COUNTERS"]
 
@@ -97,12 +97,14 @@ PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
 
 
 def message_cycles(nbytes: float, host_overhead: float, ni_occupancy: float, transfer: float, link_latency: float,
-                   message_handling: float, handler: float = 0.0) -> float:
-    """Unloaded cost of one message of ``nbytes`` bytes, in cycles: host overhead + NI
-    occupancy per packet of up to 4 KiB (at least one) + bytes x cycles per byte + link
-    latency + message handling (+ a protocol ``handler`` for a request) at the receiver."""
+                   message_handling: float, handler: float = 0.0, header: float = 0.0) -> float:
+    """Unloaded cost of one message of ``nbytes`` bytes of data, in cycles: host overhead
+    + NI occupancy per packet of up to 4 KiB of data (at least one) + (``header`` +
+    data bytes) x cycles per byte + link latency + message handling (+ a protocol
+    ``handler`` for a request) at the receiver."""
     packets = max(1, math.ceil(nbytes / PACKET))
-    return host_overhead + ni_occupancy * packets + nbytes * transfer + link_latency + message_handling + handler
+    return (host_overhead + ni_occupancy * packets + (header + nbytes) * transfer + link_latency + message_handling
+            + handler)
 
 
 def _default_app(n=4):
@@ -135,6 +137,13 @@ PARAMETERS = (
 )
 
 
+def _residence_share(R, demand, total):
+    """Per class, the part of the residences ``R`` (stations x classes) due to ``demand``:
+    each station's residence split in proportion to the demands there."""
+    share = np.divide(demand, total, out=np.zeros_like(total), where=total > 0)
+    return (R * share).sum(axis=0)
+
+
 def _layers(values):
     comm = {k: v * values[f"scale.{k}"] for k, v in COMMUNICATION[values["communication"]].items()}
     prot = {k: v * values[f"scale.{k}"] for k, v in PROTOCOL[values["protocol"]].items()}
@@ -143,7 +152,7 @@ def _layers(values):
     return comm, prot
 
 
-class SVMCluster:
+class SVMCluster(ParameterisedModel):
     """Model kind ``svm_cluster`` (module docstring).  Outputs: ``speedup``,
     ``execution_cycles``, ``pram_speedup`` (every cost zero, from the simulator's
     counts), ``breakdown`` {busy, data_wait, lock, barrier, protocol} (cycles, mean over
@@ -153,9 +162,9 @@ class SVMCluster:
     kind = "svm_cluster"
     main_output = "speedup"
 
-    def __init__(self, values: dict | None = None, name: str = ""):
-        self.values = resolve_values(PARAMETERS, values or {})
-        self.name = name
+    PARAMETERS = PARAMETERS
+
+    def check(self) -> None:
         v = self.values
         for c in ("hlrc", "sc"):
             n = len(v[f"{c}.busy"])
@@ -178,14 +187,6 @@ class SVMCluster:
         if len(v["hlrc.busy"]) != len(v["sc.busy"]):
             raise ModelError("sc.busy", "HLRC and SC counts must be for the same number of nodes")
 
-    @classmethod
-    def parameters(cls):
-        return PARAMETERS
-
-    @classmethod
-    def from_values(cls, values: dict, name: str = "") -> "SVMCluster":
-        return cls(values, name)
-
     def app(self) -> dict:
         """The counters of the selected coherence protocol, as arrays over nodes."""
         c = self.values["coherence"]
@@ -193,86 +194,72 @@ class SVMCluster:
 
     def _demands(self, comm, prot, app, fetch_stretch):
         """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
-        (classes), stations ordered cpu, ni, bus (one per node each) then locks."""
+        (classes), stations ordered cpu, ni, bus (one per node each) then locks.  A fetch
+        inside a critical section costs the unloaded :func:`message_cycles` of its request
+        and its reply times ``fetch_stretch``."""
         P = app["busy"].shape[0]
         o, occ, tb, lat, hm = (comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency",
                                                  "message_handling"))
-        hb = prot["handler"]
+        handling = hm + prot["handler"]               # at the receiver of a request
         served = app["served"]
-        K = 0
-        acquires = app["acquires"]
         conc = self.values[f"{self.values['coherence']}.lock_concentration"]
-        if acquires.sum() > 0:
-            K = int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P
-        M = 3 * P + K
-        D = {p: np.zeros((M, P)) for p in PURPOSES}
+        K = 0 if app["acquires"].sum() == 0 else (int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P)
+        D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
         Z = {p: np.zeros(P) for p in PURPOSES}
-        cpu, ni, bus = 0, P, 2 * P
+        cpu, ni, bus = slice(0, P), slice(P, 2 * P), slice(2 * P, 3 * P)
         fetch_unloaded = np.zeros(P)
         for i in range(P):
-            others = [j for j in range(P) if j != i]
-            w = np.zeros(P)
-            if others:
-                tot = served[others].sum()
-                w[others] = served[others] / tot if tot > 0 else 1.0 / len(others)
+            own = np.eye(P)[i]
+            others = 1.0 - own
+            # where i's requests go: the other nodes, in proportion to the requests each serves
+            w = others * served / (others * served).sum() if (others * served).sum() > 0 \
+                else others / max(P - 1, 1)
+
+            def send(purpose, at, count, nbytes, i=i):
+                """``count`` messages of ``nbytes`` payload sent from the nodes weighted ``at``:
+                host overhead, NI occupancy per packet, header and payload over the I/O bus."""
+                d = D[purpose]
+                d[cpu, i] += count * at * o
+                d[ni, i] += count * at * occ * max(1, math.ceil(nbytes / PACKET))
+                d[bus, i] += count * at * (HEADER + nbytes) * tb
+
             req = app["requests"][i]
             payload = app["reply_bytes"][i] / req if req > 0 else 0.0
-            reply_packets = max(1, math.ceil(payload / PACKET))
-
-            def round_trip(count, purpose, i=i, w=w, payload=payload, reply_packets=reply_packets):
-                d = D[purpose]
-                d[cpu + i, i] += count * o
-                d[ni + i, i] += count * occ
-                d[bus + i, i] += count * HEADER * tb
-                d[cpu:cpu + P, i] += count * w * (hm + hb + o)
-                d[ni:ni + P, i] += count * w * occ * reply_packets
-                d[bus:bus + P, i] += count * w * (HEADER + payload) * tb
-                Z[purpose][i] += count * 2 * lat
-
-            outside = app["requests"][i] - app["cs_requests"][i]
-            round_trip(outside, "data_wait")
-            fetch_unloaded[i] = (o + occ + HEADER * tb + (hm + hb + o) + occ * reply_packets
-                                 + (HEADER + payload) * tb + 2 * lat)
+            outside = req - app["cs_requests"][i]          # the rest are served inside critical sections
+            send("data_wait", own, outside, 0.0)
+            send("data_wait", w, outside, payload)
+            D["data_wait"][cpu, i] += outside * w * handling
+            Z["data_wait"][i] += outside * 2 * lat
+            fetch_unloaded[i] = (message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
+                                 + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER))
             # lock messages: one-hop requests handled by the other nodes evenly
+            lm = app["lock_messages"][i]
             if P > 1:
-                lm = app["lock_messages"][i]
-                D["lock"][cpu + i, i] += lm * o
-                D["lock"][ni + i, i] += lm * occ
-                D["lock"][bus + i, i] += lm * HEADER * tb
-                D["lock"][cpu:cpu + P, i] += lm * (hm + hb) * (np.arange(P) != i) / (P - 1)
+                send("lock", own, lm, 0.0)
+                D["lock"][cpu, i] += lm * handling * others / (P - 1)
                 Z["lock"][i] += lm * lat
             # barriers: to the manager (node 0) and back
             if i != 0:
                 nb = app["barriers"][i]
-                D["barrier"][cpu + i, i] += nb * o
-                D["barrier"][ni + i, i] += nb * occ
-                D["barrier"][bus + i, i] += nb * HEADER * tb
-                D["barrier"][cpu, i] += nb * (hm + hb + o)
-                D["barrier"][ni, i] += nb * occ
-                D["barrier"][bus, i] += nb * HEADER * tb
+                send("barrier", own, nb, 0.0)
+                send("barrier", np.eye(P)[0], nb, 0.0)
+                D["barrier"][0, i] += nb * handling
                 Z["barrier"][i] += nb * 2 * lat
-            # one-way messages: the sender's part
+            # one-way messages (diffs, invalidations, acknowledgements): the sender's part
             ow = app["oneway"][i]
             if ow > 0:
-                per = app["oneway_bytes"][i] / ow
-                D["protocol"][cpu + i, i] += ow * o
-                D["protocol"][ni + i, i] += ow * occ * max(1, math.ceil(per / PACKET))
-                D["protocol"][bus + i, i] += app["oneway_bytes"][i] * tb
+                send("protocol", own, ow, app["oneway_bytes"][i] / ow - HEADER)
             # the node's own work and protocol actions, and the handlers of what it receives
-            D["busy"][cpu + i, i] += app["busy"][i] - app["cs_busy"][i]
-            D["protocol"][cpu + i, i] += (app["protections"][i] * prot["page_protection"] + app["twins"][i] * prot["twin"]
-                                          + app["compared_words"][i] * prot["diff_compare"]
-                                          + app["diff_words"][i] * prot["diff_word"]
-                                          + app["notices"][i] * prot["notice"]
-                                          + app["received"][i] * (hm + hb)
-                                          + app["applied_words"][i] * prot["diff_apply"])
+            D["busy"][i, i] += app["busy"][i] - app["cs_busy"][i]
+            D["protocol"][i, i] += (app["protections"][i] * prot["page_protection"] + app["twins"][i] * prot["twin"]
+                                    + app["compared_words"][i] * prot["diff_compare"]
+                                    + app["diff_words"][i] * prot["diff_word"] + app["notices"][i] * prot["notice"]
+                                    + app["received"][i] * handling + app["applied_words"][i] * prot["diff_apply"])
             # critical sections at the lock stations: work plus fetches at their current response
             if K:
-                cs_work = app["cs_busy"][i]
-                cs_data = app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i]
-                D["busy"][3 * P:, i] += cs_work / K
-                D["data_wait"][3 * P:, i] += cs_data / K
-        return D, Z, K, fetch_unloaded
+                D["busy"][3 * P:, i] += app["cs_busy"][i] / K
+                D["data_wait"][3 * P:, i] += app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i] / K
+        return D, Z, K
 
     def network(self, D, Z, K, P, cycles, deterministic=False):
         """The contention network, class i's demands per one of its ``cycles[i]``
@@ -286,12 +273,9 @@ class SVMCluster:
         scv = 0.0 if deterministic else 1.0
         names = ([f"cpu{j}" for j in range(P)] + [f"ni{j}" for j in range(P)] + [f"bus{j}" for j in range(P)]
                  + [f"lock{k}" for k in range(K)])
-        stations = []
-        for m, name in enumerate(names):
-            kind = name.rstrip("0123456789")
-            disc = "ps" if kind == "cpu" else "fcfs"
-            stations.append(Station(name, "queue", tuple(float(x) for x in total[m]), discipline=disc,
-                                    scv=1.0 if kind == "cpu" else scv))
+        # processors share among what they run; NIs, buses and locks serve in order
+        stations = [Station(name, "queue", tuple(float(x) for x in total[m]), discipline="ps" if m < P else "fcfs",
+                            scv=1.0 if m < P else scv) for m, name in enumerate(names)]
         think = sum(Z.values()) / cycles
         return Network(tuple(stations), classes=tuple(f"node{i}" for i in range(P)), population=(1,) * P,
                        think_time=tuple(float(z) for z in think))
@@ -313,17 +297,16 @@ class SVMCluster:
         iterations, converged, change = 0, False, math.inf
         accuracy = ""
         for iterations in range(1, 51):
-            D, Z, K, fetch_unloaded = self._demands(comm, prot, app, stretch)
+            D, Z, K = self._demands(comm, prot, app, stretch)
             net = self.network(D, Z, K, P, cycles)
             r = solve(net, method=analytic)
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())
             # response of a fetch = unloaded cost scaled by the queueing the data stations show
-            data = D["data_wait"][: 3 * P]
-            demand = data.sum(axis=0)
-            share = np.divide(data, total[: 3 * P], out=np.zeros_like(data), where=total[: 3 * P] > 0)
-            resid = (R[: 3 * P] * share).sum(axis=0)
+            rows = slice(0, 3 * P)
+            demand = D["data_wait"][rows].sum(axis=0)
+            resid = _residence_share(R[rows], D["data_wait"][rows], total[rows])
             fixed = Z["data_wait"]
             new = np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0)
             change = float(np.max(np.abs(new - stretch) / np.maximum(stretch, 1e-12)))
@@ -342,28 +325,21 @@ class SVMCluster:
         imbalance = max(phase_max - busy.max(), 0.0) * slow
         execution = float(T.max() + imbalance)
         # breakdown: residences split by purpose in proportion to demand
-        parts = {}
-        for p in PURPOSES:
-            share = np.divide(D[p], total, out=np.zeros_like(total), where=total > 0)
-            parts[p] = (R * share).sum(axis=0) + Z[p]
+        parts = {p: _residence_share(R, D[p], total) + Z[p] for p in PURPOSES}
         if K:
-            lock_rows = slice(3 * P, None)
-            demand_locks = total[lock_rows].sum(axis=0)
-            wait = np.maximum(R[lock_rows].sum(axis=0) - demand_locks, 0.0)
+            locks = slice(3 * P, None)
+            wait = np.maximum(R[locks].sum(axis=0) - total[locks].sum(axis=0), 0.0)
             for p in ("busy", "data_wait"):     # waiting for the lock is lock time, service is the section
-                share = np.divide(D[p][lock_rows], total[lock_rows], out=np.zeros_like(total[lock_rows]),
-                                  where=total[lock_rows] > 0)
-                parts[p] -= (R[lock_rows] * share).sum(axis=0) - D[p][lock_rows].sum(axis=0)
+                parts[p] -= _residence_share(R[locks], D[p][locks], total[locks]) - D[p][locks].sum(axis=0)
             parts["lock"] += wait
         parts["barrier"] += execution - T
         util = np.asarray(r.station_utilization(), float)
         names = [s.name for s in net.stations]
         comm_util = util[P:3 * P].reshape(2, P).max(axis=0)
-        fetch = message_cycles(HEADER, comm["host_overhead"], comm["ni_occupancy"], comm["transfer"],
-                               comm["link_latency"], comm["message_handling"], prot["handler"])
+        costs = [comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency")]
         payload = float(app["reply_bytes"].sum() / app["requests"].sum()) if app["requests"].sum() > 0 else 0.0
-        fetch += message_cycles(HEADER + payload, comm["host_overhead"], comm["ni_occupancy"], comm["transfer"],
-                                comm["link_latency"], 0.0)
+        fetch = (message_cycles(0.0, *costs, comm["message_handling"], prot["handler"], header=HEADER)
+                 + message_cycles(payload, *costs, 0.0, header=HEADER))
         sequential = float(busy.sum())
         outputs = {
             "speedup": sequential / execution,
