@@ -177,6 +177,10 @@ def main(argv=None) -> int:
         frame = grid(values)
         t2 = time.perf_counter()
         print(f"{args.nodes} nodes; simulated in {t1 - t0:.1f} s, {len(frame)} model solves in {t2 - t1:.1f} s\n")
+        stuck = frame[~frame.converged]
+        if len(stuck):
+            print(f"NOT CONVERGED ({len(stuck)}): " + ", ".join(
+                f"{r.kernel} {r.coherence} {r.communication}{r.protocol}" for r in stuck.itertuples()) + "\n")
         wide = frame.assign(case=frame.communication + frame.protocol).pivot_table(
             index=["kernel", "coherence"], columns="case", values="speedup", sort=False)
         cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HB", "BO", "BH", "BB", "B+O", "B+B") if c in wide]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from calibration.sim.parallel import parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
@@ -162,6 +162,9 @@ COSTS = tuple(f"scale.{k}" for k in (*COMMUNICATION["A"], *PROTOCOL["O"]))
 @given(kernel=st.sampled_from(["fft", "barnes", "water-restructured"]), coherence=st.sampled_from(["hlrc", "sc"]),
        comm=st.sampled_from(list(COMMUNICATION)), prot=st.sampled_from(list(PROTOCOL)),
        cost=st.sampled_from(COSTS), base=st.floats(0.1, 3.0))
+# found in CI: the homes' diff application slowed node 0, which freed the shared stations
+# for the others until barriers made every node wait for the slowest
+@example(kernel="barnes", coherence="hlrc", comm="A", prot="O", cost="scale.diff_apply", base=1.0)
 def test_doubling_a_cost_never_speeds_up(small_values, kernel, coherence, comm, prot, cost, base):
     values = {**small_values[kernel], "coherence": coherence, "communication": comm, "protocol": prot,
               "method": "exact"}

@@ -45,7 +45,11 @@ requests each serves:
   messages as one-hop requests;
 * barriers: a message to node 0 and one back per crossing.
 
-Execution time = the slowest node's cycle time + the barrier imbalance the totals hide
+Barriers couple the nodes: each node's wait for the slowest is a delay of its class, so
+every node runs at the slowest one's pace (a fixed point with the critical sections);
+without it a node slowed by its own work would free the shared stations for the others
+and a higher cost could raise the speedup.  Execution time = the slowest node's time +
+the barrier imbalance the totals hide
 (the sum over phases of the slowest node's work minus the largest total work, from
 the simulator) stretched by the mean slowdown.  Speedup = the sum of the work over the
 execution time.  With every cost zero and no lock contention this is the PRAM speedup
@@ -261,12 +265,14 @@ class SVMCluster(ParameterisedModel):
                 D["data_wait"][3 * P:, i] += app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i] / K
         return D, Z, K
 
-    def network(self, D, Z, K, P, cycles, deterministic=False):
+    def network(self, D, Z, K, P, cycles, wait=None, deterministic=False):
         """The contention network, class i's demands per one of its ``cycles[i]``
         message-sized cycles (the product form, hence MVA, is the same for any such
         division; a simulation then serves message-sized visits, not the whole run).
-        ``deterministic``: constant service at the NIs, I/O buses and locks (for the
-        simulation; MVA assumes exponential or processor sharing)."""
+        ``wait``: each node's barrier wait, a delay, so every node runs at the slowest
+        one's pace as a barrier-synchronised program does.  ``deterministic``: constant
+        service at the NIs, I/O buses and locks (for the simulation; MVA assumes
+        exponential or processor sharing)."""
         from mva import Network, Station
 
         total = sum(D.values()) / cycles
@@ -276,7 +282,7 @@ class SVMCluster(ParameterisedModel):
         # processors share among what they run; NIs, buses and locks serve in order
         stations = [Station(name, "queue", tuple(float(x) for x in total[m]), discipline="ps" if m < P else "fcfs",
                             scv=1.0 if m < P else scv) for m, name in enumerate(names)]
-        think = sum(Z.values()) / cycles
+        think = (sum(Z.values()) + (0.0 if wait is None else wait)) / cycles
         return Network(tuple(stations), classes=tuple(f"node{i}" for i in range(P)), population=(1,) * P,
                        think_time=tuple(float(z) for z in think))
 
@@ -294,11 +300,21 @@ class SVMCluster(ParameterisedModel):
         # a simulation serves the demands of the converged MVA fixed point (its own
         # estimates are too noisy to iterate on), so the two differ only in contention
         analytic = "auto" if method == "simulation" else method
+        busy = app["busy"]
+        imbalance_work = max(v[f"{v['coherence']}.phase_max"] - busy.max(), 0.0)
+        wait = np.zeros(P)                 # each node's wait at barriers for the slowest
         iterations, converged, change = 0, False, math.inf
         accuracy = ""
-        for iterations in range(1, 51):
+
+        def timing(R, Z):
+            """Each node's time without barrier waits, and the execution time."""
+            T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
+            slow = float(np.mean(T / np.maximum(busy, 1e-300)))
+            return T, float(T.max() + imbalance_work * slow)
+
+        for iterations in range(1, 201):
             D, Z, K = self._demands(comm, prot, app, stretch)
-            net = self.network(D, Z, K, P, cycles)
+            net = self.network(D, Z, K, P, cycles, wait=wait)
             r = solve(net, method=analytic)
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
@@ -308,22 +324,22 @@ class SVMCluster(ParameterisedModel):
             demand = D["data_wait"][rows].sum(axis=0)
             resid = _residence_share(R[rows], D["data_wait"][rows], total[rows])
             fixed = Z["data_wait"]
-            new = np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0)
-            change = float(np.max(np.abs(new - stretch) / np.maximum(stretch, 1e-12)))
-            stretch = np.maximum(new, 1.0)
-            if K == 0 or app["cs_requests"].sum() == 0 or change < 1e-6:
+            new = np.maximum(np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0),
+                             1.0)
+            T, execution = timing(R, Z)
+            new_wait = execution - T
+            # the stretch only matters where critical sections hold fetches (lock stations)
+            change = max(float(np.max(np.abs(new - stretch) / stretch)) if K else 0.0,
+                         float(np.max(np.abs(new_wait - wait))) / execution)
+            stretch, wait = (new if K else stretch), new_wait
+            if change < 1e-6:
                 converged = True
                 break
         if method == "simulation":
-            net = self.network(D, Z, K, P, cycles, deterministic=True)
+            net = self.network(D, Z, K, P, cycles, wait=wait, deterministic=True)
             r = solve(net, method="simulation", events=v["events"], seed=1)
             R = np.asarray(r.residence_time, float) * cycles
-        T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
-        busy = app["busy"]
-        phase_max = v[f"{v['coherence']}.phase_max"]
-        slow = float(np.mean(T / np.maximum(busy, 1e-300)))
-        imbalance = max(phase_max - busy.max(), 0.0) * slow
-        execution = float(T.max() + imbalance)
+        T, execution = timing(R, Z)
         # breakdown: residences split by purpose in proportion to demand
         parts = {p: _residence_share(R, D[p], total) + Z[p] for p in PURPOSES}
         if K:
@@ -344,13 +360,14 @@ class SVMCluster(ParameterisedModel):
         outputs = {
             "speedup": sequential / execution,
             "execution_cycles": execution,
-            "pram_speedup": sequential / max(phase_max, 1e-300),
+            "pram_speedup": sequential / max(v[f"{v['coherence']}.phase_max"], 1e-300),
             "breakdown": {p: float(parts[p].mean()) for p in PURPOSES},
             "hot_node": int(np.argmax(comm_util)),
             "message_cycles": fetch,
             "utilization": {n: float(u) for n, u in zip(names, util)},
         }
-        message = "" if converged else f"critical-section fixed point did not converge (change {change:.2g})"
+        message = "" if converged else f"fixed point (critical sections, barrier waits) did not converge (change " \
+                                       f"{change:.2g})"
         if accuracy and accuracy != "exact" and method != "simulation":
             message = (message + "; " if message else "") + f"contention network by {r.method}: {accuracy}"
         units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
