@@ -372,6 +372,54 @@ def _cmd_simulate_svm(args):
     return 0
 
 
+CCNUMA_OPTIONS = ("placement", "proxies", "buffer", "slc", "flc", "initialisation", "cycles_per_reference", "nodes")
+
+
+def _cmd_simulate_ccnuma(args):
+    from .sim.ccnuma import CCNUMAConfig, simulate_ccnuma
+
+    from .sim.parallel import KERNELS
+
+    allowed = set(CCNUMA_OPTIONS) | {"references", "seed", "check"}
+    given = [f"--{k.replace('_', '-')}" for k in (*BUS_ONLY, *CMT_ONLY, *SVM_OPTIONS)
+             if k not in allowed and getattr(args, k, None) not in (None, False)]
+    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
+                                    ("--protocol", args.protocol)) if on]
+    if given:
+        raise ModelError(given[0], "does not apply to --machine ccnuma")
+    cfg = CCNUMAConfig.from_options(placement=args.placement, proxies=args.proxies, buffer=args.buffer,
+                                    slc=args.slc, flc=args.flc, initialisation=args.initialisation,
+                                    check=bool(args.check), cycles_per_reference=args.cycles_per_reference,
+                                    references=args.references)
+    name = args.workload.lower()
+    if args.nodes is None and (name in KERNELS or name.partition("-")[0] in KERNELS):
+        args.nodes = 64                               # the study's machine
+    wl = _workload(args)
+    d = simulate_ccnuma(wl, cfg).to_dict()
+    with output_stream(args.output, args.force) as out:
+        if args.format == "json":
+            out.write(json.dumps(d) + "\n")
+        else:
+            t = d["totals"]
+            buf = "infinite" if cfg.buffer is None else f"{cfg.buffer} messages"
+            out.write(f"{d['workload']}: cc-NUMA, {d['nodes']} nodes, {cfg.placement} pages, proxies {cfg.proxies}, "
+                      f"input buffers {buf}\n")
+            out.write(f"  execution {d['execution_cycles']:,} cycles (parallel phase); references "
+                      f"{d['references']:,}; messages {d['messages']:,}\n")
+            out.write(f"  remote reads {d['remote_reads']:,}, mean response {d['remote_read_response_cycles']:.1f} "
+                      f"cycles; input buffer queueing {d['input_buffer_queueing_cycles']:.1f} cycles per message\n")
+            out.write(f"  bounces {d['bounces']:,}; proxy reads {d['proxy_reads']:,} (combined {t['combined']:,}, "
+                      f"served from a proxy's cache {t['proxy_hits']:,}); hot node {d['hot_node']}\n")
+            out.write(f"  {'node':<14}" + "".join(f"{c:>14}" for c in CCNUMA_COLUMNS) + f"{'NC util':>9}\n")
+            for p, u in zip(d["processes"], d["nc_utilization"]):
+                out.write(f"  {p['name']:<14}" + "".join(f"{p[c]:>14,}" for c in CCNUMA_COLUMNS) + f"{u:>9.3f}\n")
+            out.write(f"  {'total':<14}" + "".join(f"{t[c]:>14,}" for c in CCNUMA_COLUMNS) + "\n")
+    return 0
+
+
+CCNUMA_COLUMNS = ("references", "read_misses", "remote_reads", "requests", "messages", "bounces", "proxy_reads")
+
+
 SVM_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
                "invalidations", "acquires", "barriers", "messages")
 
@@ -384,6 +432,12 @@ def _cmd_simulate(args):
 
     if args.machine == "svm":
         return _cmd_simulate_svm(args)
+    if args.machine == "ccnuma":
+        return _cmd_simulate_ccnuma(args)
+    ccnuma_given = [f"--{k}" for k in ("placement", "proxies", "buffer", "slc", "flc", "initialisation")
+                    if getattr(args, k, None) is not None]
+    if ccnuma_given:
+        raise ModelError(ccnuma_given[0], "applies to --machine ccnuma only")
     svm_given = [f"--{k.replace('_', '-')}" for k in SVM_OPTIONS if getattr(args, k, None) is not None]
     if svm_given or args.protocol in ("hlrc", "sc"):
         raise ModelError((svm_given or ["--protocol"])[0], f"{'' if svm_given else args.protocol + ' '}applies to "
@@ -443,9 +497,9 @@ def register_simulate(sub):
                                    "GSP), or with --machine cmt on fine-grained multithreaded cores sharing an L2 "
                                    "(prints IPC, L1 and L2 miss ratios, per-thread shares).")
     p.add_argument("workload", metavar="WORKLOAD")
-    p.add_argument("--machine", choices=("bus", "cmt", "svm"), default="bus",
+    p.add_argument("--machine", choices=("bus", "cmt", "svm", "ccnuma"), default="bus",
                    help="bus: the shared-bus SMP (default); cmt: chip multithreading with a shared L2; svm: "
-                        "software shared memory on a cluster")
+                        "software shared memory on a cluster; ccnuma: directory-based cc-NUMA with proxies")
     p.add_argument("--protocol", choices=("mesi", "amsd", "pscr", "hlrc", "sc"),
                    help="coherence protocol (bus: mesi, amsd, pscr, default mesi; svm: hlrc, sc, default hlrc)")
     p.add_argument("--cpus", type=int, help="processors (default 8)")
@@ -491,10 +545,23 @@ def register_simulate(sub):
     svm = p.add_argument_group("--machine svm (Bilas et al. 1999: HLRC pages or SC blocks, one node per process)")
     svm.add_argument("--granularity", help="coherence unit: 4KiB for hlrc, 64B to 4KiB for sc (default 64B)")
     svm.add_argument("--home", choices=("first-touch", "round-robin"), help="home of each page or block")
-    svm.add_argument("--nodes", type=int, help="processes of a parallel kernel (fft, barnes, water; default 16)")
+    svm.add_argument("--nodes", type=int, help="processes of a parallel kernel (fft, barnes, water, ge, ocean-contig, "
+                                               "ocean-noncontig, transpose; default 16, 64 on ccnuma)")
     svm.add_argument("--cycles-per-reference", dest="cycles_per_reference", type=int,
                      help="work per data reference of a trace without instruction fetches (default: the "
                           "kernel's, else 1)")
+    numa = p.add_argument_group("--machine ccnuma (Talbot & Kelly 1999: 64 nodes, 4 MiB SLC, 8 KiB pages; "
+                                "--nodes, --check and --cycles-per-reference apply too)")
+    numa.add_argument("--placement", choices=("first-touch", "round-robin"),
+                      help="home of each page (default first-touch, after the phase before the first barrier)")
+    numa.add_argument("--proxies", choices=("none", "basic", "reactive"),
+                      help="route reads via proxy nodes: basic for marked ranges, reactive for bounced reads")
+    numa.add_argument("--buffer", type=int, metavar="N",
+                      help="input buffer: reads bounce when more than N messages wait (default infinite)")
+    numa.add_argument("--slc", help="second-level cache per node (default 4MiB, direct mapped)")
+    numa.add_argument("--flc", help="first-level cache per node (default 8KiB, write-through)")
+    numa.add_argument("--initialisation", choices=("first-barrier", "none"),
+                      help="phase before the first barrier: unmeasured, pages placed afresh after it (default)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")

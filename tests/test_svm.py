@@ -1,8 +1,6 @@
 """The SVM cluster: the simulator's protocol counts on hand-made traces, the layered
 model's message cost, its PRAM limit and monotonicity, and the command lines."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +17,6 @@ from mva.errors import ModelError
 
 BASE = 0x10000
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def run_cli():
-    def run(*args):
-        r = subprocess.run([sys.executable, "-m", "mva", *args], capture_output=True, text=True, cwd=ROOT)
-        return r.returncode, r.stdout, r.stderr
-    return run
 
 
 def _process(name, refs):

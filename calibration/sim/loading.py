@@ -29,7 +29,7 @@ def load_workload(spec, nodes: int | None = None, **generator_options) -> Worklo
         if nodes is not None:
             raise ModelError("--nodes", "sets the processes of a parallel kernel, not of a preset")
         return generate(text.lower(), **generator_options)
-    if text.lower().partition("-")[0] in KERNELS:
+    if text.lower() in KERNELS or text.lower().partition("-")[0] in KERNELS:
         return parallel_kernel(text, processes=16 if nodes is None else nodes,
                                seed=generator_options.get("seed", 1))
     raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}; "

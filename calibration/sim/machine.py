@@ -16,8 +16,8 @@ from mva.errors import ModelError
 from .blockmap import BlockMap
 from .workload import Workload
 
-__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "parse_size", "run_length",
-           "scalability"]
+__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences", "parse_size",
+           "run_length", "scalability"]
 
 BUFFER_REFERENCES = 1 << 16
 
@@ -105,6 +105,55 @@ class ReferenceStream:
         self.length[pid] = filled
         self.cursor[pid] = 0
         return filled > 0
+
+
+class RawReferences:
+    """Per-process buffers of raw references (``op``, ``addr``, ``size``, ``length``,
+    ``cursor``, ``ended``) for the machines that keep their own address tables (SVM,
+    cc-NUMA): each process runs to the end of its trace (or ``references``).
+    ``cycles[pid]`` is the work per data reference: 0 for a trace with instruction
+    fetches (they time it), else ``cycles_per_reference``."""
+
+    def __init__(self, workload: Workload, references: int | None, cycles_per_reference: int, buffer: int = 1 << 16):
+        from .traces import limited
+
+        P = len(workload.processes)
+        self.buffer = buffer
+        self.op = np.zeros((P, buffer), np.uint8)
+        self.addr = np.zeros((P, buffer), np.uint64)
+        self.size = np.zeros((P, buffer), np.uint16)
+        self.length = np.zeros(P, np.int64)
+        self.cursor = np.zeros(P, np.int64)
+        self.ended = np.zeros(P, np.bool_)
+        self.cycles = np.full(P, -1, np.int64)
+        self._cpr = cycles_per_reference
+        self._sources = [limited(p.open(), references) for p in workload.processes]
+        self._leftover = [None] * P
+        for pid in range(P):
+            self.refill(pid)
+
+    def refill(self, pid: int) -> None:
+        from .traces import IFETCH
+
+        filled = 0
+        while filled < self.buffer:
+            chunk = self._leftover[pid]
+            self._leftover[pid] = None
+            if chunk is None:
+                chunk = next(self._sources[pid], None)
+                if chunk is None:
+                    self.ended[pid] = True
+                    break
+            if self.cycles[pid] < 0:
+                self.cycles[pid] = 0 if np.any(chunk.op == IFETCH) else self._cpr
+            take = min(len(chunk), self.buffer - filled)
+            self.op[pid, filled:filled + take] = chunk.op[:take]
+            self.addr[pid, filled:filled + take] = chunk.addr[:take]
+            self.size[pid, filled:filled + take] = chunk.size[:take]
+            if take < len(chunk):
+                self._leftover[pid] = chunk.slice(take)
+            filled += take
+        self.length[pid], self.cursor[pid] = filled, 0
 
 
 def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):

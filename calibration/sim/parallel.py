@@ -32,6 +32,8 @@ range at :data:`SHARED_BASE` shared by every process; private accumulators elsew
 """
 from __future__ import annotations
 
+import math
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -41,7 +43,7 @@ from mva.errors import ModelError
 from .traces import ACQUIRE, BARRIER, CHUNK_REFERENCES, LOAD, RELEASE, STORE, Chunk
 from .workload import Process, SharedRange, Workload
 
-__all__ = ["KERNELS", "parallel_kernel", "SHARED_BASE"]
+__all__ = ["KERNELS", "CCNUMA_KERNELS", "parallel_kernel", "SHARED_BASE"]
 
 SHARED_BASE = 0x1000_0000
 PRIVATE_BASE = 0x7000_0000
@@ -200,12 +202,123 @@ def _water(pid, P, restructured, size, rng, iterations=2):
     return t
 
 
+def _initialise(t, pid, nbytes):
+    """Process 0 writes every shared line once, then everyone meets at barrier 0: the
+    initialisation phase that first-touch-after-initialisation placement skips."""
+    if pid == 0:
+        t.add(STORE, SHARED_BASE + np.arange(0, nbytes, CELL, dtype=np.uint64))
+    t.sync(BARRIER, 0)
+
+
+def _ge(pid, P, restructured, size, rng, iterations=1, element=16):
+    """Gaussian elimination on an n x n matrix (rows of 16-byte complex elements, so a
+    row at the default n = 256 is half a page): at step k every
+    process reads pivot row k (widely shared) and updates its share of the rows below,
+    the remaining rows dealt out anew each step in contiguous blocks, so each process's
+    rows move down the matrix and, at the end, into few pages (after Bianchini &
+    LeBlanc 1994)."""
+    n = size
+    t = _Trace()
+    _initialise(t, pid, n * n * element)
+    barrier = 1
+    for k in range(n - 1):
+        rows = np.arange(k + 1, n)
+        mine = np.array_split(rows, P)[pid]
+        if mine.size:
+            cols = np.arange(k, n, dtype=np.uint64)
+            pivot = SHARED_BASE + (np.uint64(k) * np.uint64(n) + cols) * np.uint64(element)
+            target = SHARED_BASE + (mine.astype(np.uint64)[:, None] * np.uint64(n) + cols[None, :]) * np.uint64(element)
+            ops = np.empty((mine.size, 3 * cols.size), np.uint8)
+            ads = np.empty((mine.size, 3 * cols.size), np.uint64)
+            ops[:, 0::3], ops[:, 1::3], ops[:, 2::3] = LOAD, LOAD, STORE
+            ads[:, 0::3], ads[:, 1::3], ads[:, 2::3] = pivot[None, :], target, target
+            t.add(ops.ravel(), ads.ravel())
+        t.sync(BARRIER, barrier)
+        barrier += 1
+    return t
+
+
+def _ocean(pid, P, restructured, size, rng, iterations=4, contiguous=True):
+    """A five-point stencil (Jacobi sweeps between two n x n grids) on a sqrt(P) x sqrt(P)
+    grid of square blocks, one per process.  ``contiguous`` lays each block out in one
+    piece of memory (SPLASH-2 Ocean-Contiguous: a process's pages hold only its own
+    points); otherwise the grids are row-major 2-D arrays, so a page row is shared by
+    the blocks side by side (Ocean-Non-Contiguous)."""
+    n = size
+    side = int(round(math.sqrt(P)))        # checked by parallel_kernel
+    b = n // side
+    t = _Trace()
+    grid_bytes = n * n * ELEMENT
+    _initialise(t, pid, 2 * grid_bytes)
+    by, bx = divmod(pid, side)
+
+    def offset(i, j):
+        if contiguous:
+            owner = (i // b) * side + (j // b)
+            return ((owner * b + i % b) * b + j % b) * ELEMENT
+        return (i * n + j) * ELEMENT
+
+    ii, jj = np.meshgrid(np.arange(by * b, (by + 1) * b), np.arange(bx * b, (bx + 1) * b), indexing="ij")
+    ii, jj = ii.ravel(), jj.ravel()
+    neighbours = [(ii, jj), (np.maximum(ii - 1, 0), jj), (np.minimum(ii + 1, n - 1), jj),
+                  (ii, np.maximum(jj - 1, 0)), (ii, np.minimum(jj + 1, n - 1))]
+    reads = np.stack([np.asarray(offset(a, c), np.uint64) for a, c in neighbours], axis=1)
+    writes = np.asarray(offset(ii, jj), np.uint64)
+    barrier = 1
+    for it in range(iterations):
+        src, dst = (SHARED_BASE, SHARED_BASE + grid_bytes) if it % 2 == 0 else (SHARED_BASE + grid_bytes,
+                                                                                 SHARED_BASE)
+        ops = np.full((writes.size, 6), LOAD, np.uint8)
+        ops[:, 5] = STORE
+        ads = np.empty((writes.size, 6), np.uint64)
+        ads[:, :5] = np.uint64(src) + reads
+        ads[:, 5] = np.uint64(dst) + writes
+        t.add(ops.ravel(), ads.ravel())
+        t.sync(BARRIER, barrier)
+        barrier += 1
+    return t
+
+
+def _transpose(pid, P, restructured, size, rng, iterations=2, passes=2):
+    """All-to-all transpose between two n x n matrices, each process owning a band of
+    rows: local passes over its rows, then it reads its column patch of every other
+    process's rows and writes its own rows (the FFT's communication), between barriers."""
+    n = size
+    rows = n // P
+    t = _Trace()
+    _initialise(t, pid, 2 * n * n * ELEMENT)
+    a, b = SHARED_BASE, SHARED_BASE + n * n * ELEMENT
+    own = np.arange(pid * rows, (pid + 1) * rows, dtype=np.uint64)
+    r = np.arange(rows, dtype=np.uint64)
+    barrier = 1
+    for _ in range(iterations):
+        for src, dst in ((a, b), (b, a)):
+            band = src + (own[:, None] * n + np.arange(n, dtype=np.uint64)[None, :]).ravel() * ELEMENT
+            for _ in range(passes):
+                t.rmw(band)
+            t.sync(BARRIER, barrier)
+            barrier += 1
+            for q in (pid + 1 + np.arange(P)) % P:
+                read = src + ((q * rows + r[:, None]) * n + pid * rows + r[None, :]).ravel() * ELEMENT
+                write = dst + ((pid * rows + r[None, :]) * n + q * rows + r[:, None]).ravel() * ELEMENT
+                t.pairs(read, write)
+            t.sync(BARRIER, barrier)
+            barrier += 1
+    return t
+
+
 # name: (generator, default size, shared bytes for a size, cycles of work per data reference)
 KERNELS: dict[str, tuple[Callable, int, Callable, int]] = {
     "fft": (_fft, 256, lambda n: 2 * n * n * ELEMENT, 20),
     "barnes": (_barnes, 4096, lambda n: 2 * n * CELL + 64 * CELL, 30),
     "water": (_water, 512, lambda n: n * CELL, 40),
+    # the cc-NUMA study's (Talbot & Kelly 1999): each starts with an initialisation phase
+    "ge": (_ge, 256, lambda n: n * n * 16, 2),
+    "ocean-contig": (_ocean, 384, lambda n: 2 * n * n * ELEMENT, 2),
+    "ocean-noncontig": (partial(_ocean, contiguous=False), 384, lambda n: 2 * n * n * ELEMENT, 2),
+    "transpose": (_transpose, 512, lambda n: 2 * n * n * ELEMENT, 2),
 }
+CCNUMA_KERNELS = ("ge", "ocean-contig", "ocean-noncontig", "transpose")
 
 
 def parallel_kernel(name: str, processes: int = 16, size: int | None = None, seed: int = 1,
@@ -214,9 +327,13 @@ def parallel_kernel(name: str, processes: int = 16, size: int | None = None, see
     ``NAME-restructured``) for ``processes`` nodes; ``size`` is the matrix order (fft),
     cells (barnes) or molecules (water)."""
     base, _, variant = name.lower().partition("-")
-    if base not in KERNELS or variant not in ("", "restructured", "original"):
+    if name.lower() in KERNELS:
+        base, variant = name.lower(), ""
+    if base not in KERNELS or variant not in ("", "restructured", "original") or (
+            variant and base in CCNUMA_KERNELS):
         raise ModelError("workload", f"unknown kernel {name!r}; kernels: "
-                                     + ", ".join(f"{k}, {k}-restructured" for k in KERNELS))
+                                     + ", ".join(f"{k}, {k}-restructured" for k in KERNELS
+                                                 if k not in CCNUMA_KERNELS) + ", " + ", ".join(CCNUMA_KERNELS))
     gen, default, shared_bytes, cpr = KERNELS[base]
     size = default if size is None else size
     if not isinstance(processes, int) or not 1 <= processes <= 64:
@@ -224,6 +341,10 @@ def parallel_kernel(name: str, processes: int = 16, size: int | None = None, see
     if size < processes or size % processes:
         raise ModelError("size", f"must be a positive multiple of the {processes} processes, got {size}")
     restructured = variant == "restructured"
+    side = int(round(math.sqrt(processes)))
+    if base.startswith("ocean") and (side * side != processes or size % side):
+        raise ModelError("nodes", f"ocean needs a square number of processes whose root divides the grid side "
+                                  f"{size}, got {processes}")
 
     def opener(pid):
         def open_():
@@ -234,5 +355,6 @@ def parallel_kernel(name: str, processes: int = 16, size: int | None = None, see
     names = tuple(f"{base}{pid}" for pid in range(processes))
     procs = tuple(Process(names[pid], opener(pid)) for pid in range(processes))
     shared = (SharedRange("shared", SHARED_BASE, SHARED_BASE + shared_bytes(size), names),)
-    return Workload(f"{base}-{'restructured' if restructured else 'original'}", procs, shared,
+    label = base if base in CCNUMA_KERNELS else f"{base}-{'restructured' if restructured else 'original'}"
+    return Workload(label, procs, shared,
                     description=__doc__.split("\n\n")[0], meta={"cycles_per_reference": cpr})

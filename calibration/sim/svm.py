@@ -59,7 +59,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _svm_kernel as K
-from .traces import IFETCH, limited
+from .machine import RawReferences
 from .workload import Workload
 
 __all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "PAGE"]
@@ -227,14 +227,9 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     cpr = config.cycles_per_reference
     if cpr is None:
         cpr = int(workload.meta.get("cycles_per_reference", 1))
-    op = np.zeros((P, BUFFER), np.uint8)
-    addr = np.zeros((P, BUFFER), np.uint64)
-    size = np.zeros((P, BUFFER), np.uint16)
-    length = np.zeros(P, np.int64)
-    cursor = np.zeros(P, np.int64)
-    ended = np.zeros(P, np.bool_)
-    sources = [limited(p.open(), config.references) for p in workload.processes]
-    leftover = [None] * P
+    refs = RawReferences(workload, config.references, cpr, BUFFER)
+    op, addr, size, length, cursor, ended, cycles = (refs.op, refs.addr, refs.size, refs.length, refs.cursor,
+                                                     refs.ended, refs.cycles)
     ranges = [workload.ranges_for(pid) for pid in range(P)]
     R = max(1, max(r[0].shape[0] for r in ranges))
     range_start = np.zeros((P, R), np.uint64)
@@ -244,29 +239,6 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     for pid, (s, e, t) in enumerate(ranges):
         n = s.shape[0]
         range_start[pid, :n], range_end[pid, :n], range_tag[pid, :n], range_count[pid] = s, e, t, n
-    cycles = np.full(P, -1, np.int64)      # work per data reference, set by the first chunk
-
-    def refill(pid):
-        filled = 0
-        while filled < BUFFER:
-            chunk = leftover[pid]
-            leftover[pid] = None
-            if chunk is None:
-                chunk = next(sources[pid], None)
-                if chunk is None:
-                    ended[pid] = True
-                    break
-            if cycles[pid] < 0:               # a trace with instruction fetches times by them
-                cycles[pid] = 0 if np.any(chunk.op == IFETCH) else cpr
-            take = min(len(chunk), BUFFER - filled)
-            op[pid, filled:filled + take] = chunk.op[:take]
-            addr[pid, filled:filled + take] = chunk.addr[:take]
-            size[pid, filled:filled + take] = chunk.size[:take]
-            if take < len(chunk):
-                leftover[pid] = chunk.slice(take)
-            filled += take
-        length[pid], cursor[pid] = filled, 0
-
     st = _State(P, hlrc)
     glob = np.zeros(5, np.int64)
     wn, log_n, log_base = (np.zeros(P, np.int64) for _ in range(3))
@@ -275,8 +247,6 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
     stats = np.zeros((P, K.N_STATS), np.int64)
-    for pid in range(P):
-        refill(pid)
     while True:
         u, lk = st.units, st.locks
         code = K.run(op, addr, size, length, cursor, ended, cycles, P, hlrc, int(math.log2(config.granularity)),
@@ -295,7 +265,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                              + (f"{', '.join(stuck)} wait for a lock never released or a barrier others skip"
                                 if stuck else "a lock released by a process that does not hold it"))
         else:
-            refill(code)
+            refs.refill(code)
     phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
     acq = st.locks["acquires"][: int(glob[K.G_LOCKS])].astype(float)
     concentration = float((acq ** 2).sum() / acq.sum() ** 2) if acq.sum() > 0 else 0.0

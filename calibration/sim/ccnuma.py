@@ -1,0 +1,308 @@
+"""The cc-NUMA machine: P nodes, each a processor with a write-through first-level cache,
+a large direct-mapped second-level cache (SLC), memory and a non-pipelined node
+controller, on a crossbar; an invalidation-based directory protocol keeps the SLCs
+coherent (``mva simulate WORKLOAD --machine ccnuma``).
+
+The machine of Talbot & Kelly, "Stable performance for cc-NUMA using first-touch page
+placement and reactive proxies" (1999), §1.3-1.4, Tables 1.1-1.2:
+
+* one node per process of the workload (``--nodes`` sets a generated kernel's
+  processes, 64 by default); CPI 1, instruction fetches always hit, data references
+  through an 8 KiB direct-mapped write-through first level (a miss there that hits the
+  SLC costs an SLC access, 27 cycles [REC]) and a 4 MiB direct-mapped write-back SLC of
+  64-byte lines; 8 KiB pages;
+* homes by page: ``first-touch`` (the first node to touch a page after the
+  initialisation phase, which ends at the workload's first barrier: until then pages
+  are placed provisionally and everything is flushed when it ends, so the statistics
+  cover the parallel phase) or ``round-robin`` (pages dealt to the nodes in turn, in
+  the order they are first touched);
+* the directory protocol of :mod:`calibration.sim.directory` (a full-map directory in
+  place of the seed's singly-linked Stanford lists);
+* node controllers serve one message at a time (FCFS) for the occupancies of Table 1.2
+  (a line from DRAM 49 cycles, directory lookup 25, a line from the SLC 27, a fill 21,
+  each message sent 5 [REC sums]); the network is LogP: latency 10 cycles for a
+  message with a line, 5 otherwise, a gap of 5 cycles between a node's sends and
+  between its receives; a crossbar, so no link contention;
+* finite input buffers (``buffer``): a read request that finds more than ``buffer``
+  messages waiting at a node goes back to its sender, which sends it again;
+* proxies (``proxies``): ``basic`` sends every read of a marked range (the workload's
+  ``meta["proxied"]``, else all its shared ranges) to the line's proxy, ``reactive``
+  only a read that bounced.  A proxy holding the line replies; otherwise it fetches the
+  line from the home as a reader, keeps it in its SLC and passes it down the chain of
+  clients whose requests it combined meanwhile (the first client gets it last);
+  nodes form three proxy clusters, each with its own proxy for a line [REC mapping].
+
+Processors run in simulated-time order (each at most 100 cycles past the next event).
+Locks and barriers are trace markers (:data:`calibration.sim.traces.ACQUIRE` ...); a
+barrier releases when every running processor has arrived.  ``check`` carries a
+version per line and stops at the first read of an old value or the first store while
+another node holds the line (:class:`~calibration.sim.machine.CoherenceViolation`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from mva.errors import ModelError
+
+from . import _ccnuma_kernel as K
+from .directory import DIRECTORY, DirectoryProtocol
+from .machine import CoherenceViolation, RawReferences, parse_size
+from .workload import Workload
+
+__all__ = ["CCNUMAConfig", "CCNUMAResult", "simulate_ccnuma", "COUNTERS", "PLACEMENTS", "PROXIES"]
+
+PLACEMENTS = ("first-touch", "round-robin")
+PROXIES = ("none", "basic", "reactive")
+COUNTERS = ("references", "work", "read_misses", "write_misses", "upgrades", "remote_reads",
+            "remote_read_cycles", "remote_read_queueing", "messages", "bounces", "proxy_reads", "nacks",
+            "requests", "nc_busy", "buffered", "queueing_cycles", "stall", "transactions", "combined",
+            "proxy_hits", "invalidations", "writebacks", "barrier_wait", "local_reads", "transaction_queueing")
+assert len(COUNTERS) == K.N_STATS
+
+
+@dataclass(frozen=True)
+class CCNUMAConfig:
+    """``placement`` first-touch or round-robin; ``proxies`` none, basic or reactive;
+    ``buffer`` read requests bounce once more than this many messages wait at a node
+    (None: infinite); ``slc``/``flc`` cache sizes in bytes (powers of two, 64-byte lines);
+    ``initialisation`` "first-barrier" (the phase before the workload's first barrier
+    places pages provisionally and is not measured) or "none"; ``check`` the coherence
+    checker; ``cycles_per_reference`` work per data reference of a trace without
+    instruction fetches (None: the workload's, else 1); ``references`` caps each trace."""
+
+    placement: str = "first-touch"
+    proxies: str = "none"
+    buffer: int | None = None
+    slc: int = 4 << 20
+    flc: int = 8 << 10
+    initialisation: str = "first-barrier"
+    check: bool = False
+    cycles_per_reference: int | None = None
+    references: int | None = None
+
+    def __post_init__(self):
+        if self.placement not in PLACEMENTS:
+            raise ModelError("placement", f"must be first-touch or round-robin, got {self.placement!r}")
+        if self.proxies not in PROXIES:
+            raise ModelError("proxies", f"must be none, basic or reactive, got {self.proxies!r}")
+        if self.buffer is not None and (not isinstance(self.buffer, int) or self.buffer < 0):
+            raise ModelError("buffer", f"must be a non-negative integer (messages) or None, got {self.buffer!r}")
+        if self.proxies == "reactive" and self.buffer is None:
+            raise ModelError("proxies", "reactive proxies act on bounced reads: give a finite --buffer (e.g. 8)")
+        for name in ("slc", "flc"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 64 or v & (v - 1):
+                raise ModelError(name, f"must be a power of two of at least 64 bytes, got {v!r}")
+        if self.flc > self.slc:
+            raise ModelError("flc", "must not be larger than the slc (the SLC includes the first level)")
+        if self.initialisation not in ("first-barrier", "none"):
+            raise ModelError("initialisation", f"must be first-barrier or none, got {self.initialisation!r}")
+        if self.cycles_per_reference is not None and (not isinstance(self.cycles_per_reference, int)
+                                                      or self.cycles_per_reference < 0):
+            raise ModelError("cycles_per_reference", "must be a non-negative integer")
+        if self.references is not None and (not isinstance(self.references, int) or self.references <= 0):
+            raise ModelError("references", "must be a positive integer")
+
+    @classmethod
+    def from_options(cls, slc=None, flc=None, **kw) -> "CCNUMAConfig":
+        """A configuration from command-line style values (sizes as text)."""
+        for name, text in (("slc", slc), ("flc", flc)):
+            if text is not None:
+                try:
+                    kw[name] = parse_size(text)
+                except ValueError:
+                    raise ModelError(f"--{name}", f"not a size: {text!r} (e.g. 4MiB)") from None
+        return cls(**{k: v for k, v in kw.items() if v is not None})
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CCNUMAResult:
+    """Per-node counters (``processes``: name and :data:`COUNTERS`), totals, the parallel
+    phase's length (``execution_cycles``), and per requester x node matrices of
+    node-controller services (``visits``), their cycles (``demand``) and the services on
+    remote reads' paths (``read_visits``): the queueing model's inputs."""
+
+    workload: str
+    config: dict
+    processes: tuple
+    totals: dict
+    execution_cycles: int
+    visits: np.ndarray
+    demand: np.ndarray
+    read_visits: np.ndarray
+    lines: int
+    pages: int
+    seconds: float
+
+    def counter(self, name: str) -> np.ndarray:
+        """One counter as an array over nodes."""
+        return np.array([p[name] for p in self.processes], dtype=np.int64)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.processes)
+
+    @property
+    def remote_read_response_cycles(self) -> float:
+        """Mean cycles from sending a remote read to receiving its data (bounces,
+        retries and proxies included)."""
+        t = self.totals
+        return t["remote_read_cycles"] / t["remote_reads"] if t["remote_reads"] else 0.0
+
+    @property
+    def input_buffer_queueing_cycles(self) -> float:
+        """Mean cycles a network message waits in a node's input buffer."""
+        t = self.totals
+        return t["queueing_cycles"] / t["buffered"] if t["buffered"] else 0.0
+
+    @property
+    def nc_utilization(self) -> np.ndarray:
+        return self.counter("nc_busy") / max(self.execution_cycles, 1)
+
+    def to_dict(self) -> dict:
+        t = self.totals
+        util = self.nc_utilization
+        return {"workload": self.workload, "machine": "ccnuma", "config": self.config, "nodes": self.nodes,
+                "execution_cycles": self.execution_cycles, "messages": t["messages"],
+                "remote_reads": t["remote_reads"], "remote_read_response_cycles": self.remote_read_response_cycles,
+                "input_buffer_queueing_cycles": self.input_buffer_queueing_cycles, "bounces": t["bounces"],
+                "proxy_reads": t["proxy_reads"], "references": t["references"],
+                "requests": self.counter("requests").tolist(), "nc_utilization": util.tolist(),
+                "hot_node": int(np.argmax(util)) if util.size else 0, "lines": self.lines, "pages": self.pages,
+                "totals": t, "processes": list(self.processes), "seconds": self.seconds}
+
+
+class _Tables:
+    """Growable line, page and lock arrays and their one hash table."""
+
+    def __init__(self, nodes: int, check: bool):
+        self.nodes, self.check = nodes, check
+        self.tab = self._table(1 << 14)
+        self.lines = self._lines(1 << 12)
+        self.page_home = np.zeros(1 << 10, np.int64)
+        self.lock_holder = np.full(1 << 6, -1, np.int64)
+
+    @staticmethod
+    def _table(size):
+        return np.zeros(size, np.int64), np.zeros(size, np.uint64), np.full(size, -1, np.int64)
+
+    def _lines(self, cap):
+        W = (self.nodes + 63) // 64
+        return (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int8), np.zeros(cap, np.int8),
+                np.full(cap, -1, np.int64), np.zeros((cap, W), np.uint64), np.zeros(cap, np.int64),
+                np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int64))
+
+    def grow(self, glob):
+        from ._blockmap_kernel import rehash
+
+        used = int(glob[K.G_LINES] + glob[K.G_PAGES] + glob[K.G_LOCKS]) + 4
+        if 2 * used > self.tab[2].shape[0] // 2:
+            new = self._table(1 << int(math.ceil(math.log2(8 * used))))
+            rehash(*self.tab, *new)
+            self.tab = new
+        if glob[K.G_LINES] + 2 > self.lines[0].shape[0]:
+            new = self._lines(2 * self.lines[0].shape[0])
+            for a, b in zip(self.lines, new):
+                b[: a.shape[0]] = a
+            self.lines = new
+        if glob[K.G_PAGES] + 2 > self.page_home.shape[0]:
+            self.page_home = np.concatenate([self.page_home, np.zeros_like(self.page_home)])
+        if glob[K.G_LOCKS] + 2 > self.lock_holder.shape[0]:
+            self.lock_holder = np.concatenate([self.lock_holder, np.full_like(self.lock_holder, -1)])
+
+    def forget_lines(self, keep_pages: bool, glob):
+        new = self._table(self.tab[2].shape[0])
+        K.keep_entries(*self.tab, *new, keep_pages)
+        self.tab = new
+        glob[K.G_LINES] = 0
+        if not keep_pages:
+            glob[K.G_PAGES] = 0
+
+
+def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
+                    protocol: DirectoryProtocol = DIRECTORY) -> CCNUMAResult:
+    """Run every process of ``workload`` on its own node to the end of its trace (or
+    ``references``); see the module docstring.  ``protocol`` replaces the directory
+    tables (a test breaks one to see the checking mode catch it)."""
+    t0 = time.perf_counter()
+    P = len(workload.processes)
+    cpr = config.cycles_per_reference
+    if cpr is None:
+        cpr = int(workload.meta.get("cycles_per_reference", 1))
+    refs = RawReferences(workload, config.references, cpr)
+    marked = workload.meta.get("proxied")
+    if marked is None:
+        marked = [(r.start, r.end) for r in workload.shared]
+    mark = (np.array([m[0] for m in marked], np.uint64), np.array([m[1] for m in marked], np.uint64))
+    tables = _Tables(P, config.check)
+    slc_sets, flc_sets = config.slc // 64, config.flc // 64
+    caches = (np.full((P, slc_sets), -1, np.int64), np.zeros((P, slc_sets), np.int8),
+              np.zeros((P, slc_sets), np.int64),
+              np.zeros((P, slc_sets) if config.check else (1, 1), np.int64), np.full((P, flc_sets), -1, np.int64))
+    cap = 4 * P * (P + 8) + 1024
+    ev = np.zeros((cap, K.N_EFIELDS), np.int64)
+    heap = np.zeros(cap, np.int64)
+    free = np.arange(cap, dtype=np.int64)
+    glob = np.zeros(K.N_GLOB, np.int64)
+    glob[K.G_FREE_N] = cap
+    glob[K.G_ACTIVE] = P
+    glob[K.G_CHECK_FAIL] = -1
+    Q = (ev, heap, free, glob)
+    ring = np.zeros((P, 1 << int(math.ceil(math.log2(cap)))), np.int64)
+    pend_line = np.full((P, P), -1, np.int64)
+    pend_head = np.full((P, P), -1, np.int64)
+    node = np.zeros((P, K.N_NODE), np.int64)
+    stats = np.zeros((P, K.N_STATS), np.int64)
+    vis, demand, rvis = (np.zeros((P, P), np.int64) for _ in range(3))
+    init = config.initialisation == "first-barrier"
+    first_touch = config.placement == "first-touch"
+    buffer_limit = -1 if config.buffer is None else config.buffer
+    for p in range(P):
+        node[p, K.N_CPR] = refs.cycles[p]
+        K._push(ev, heap, free, glob, K.K_PROC, 0, p, p, 0, -1, p, 0, 0, 0, 0, 0)
+    while True:
+        code = K.run(refs.op, refs.addr, refs.length, refs.cursor, refs.ended, P, buffer_limit,
+                     PROXIES.index(config.proxies), first_touch, config.check, init, mark, tables.tab,
+                     tables.lines, tables.page_home, tables.lock_holder, caches, Q, ring, pend_line, pend_head, node,
+                     stats, vis, demand, rvis, protocol.arrays())
+        if code == K.DONE:
+            break
+        if code >= 0:
+            refs.refill(code)
+            node[code, K.N_CPR] = refs.cycles[code]
+        elif code == K.GROW:
+            tables.grow(glob)
+        elif code == K.INIT_END:
+            # the parallel phase starts: caches flushed, pages placed anew (first touch)
+            glob[K.G_INIT_DONE] = 1
+            glob[K.G_START] = int(node[:, K.N_CLOCK].max())
+            caches[0][:] = -1
+            caches[1][:] = 0
+            caches[4][:] = -1
+            tables.forget_lines(not first_touch, glob)
+            tables.lines[6][:] = 0
+            for a in (stats, vis, demand, rvis):
+                a[:] = 0
+        elif code in (K.STALE_READ, K.TWO_WRITABLE):
+            what = "read an old value" if code == K.STALE_READ else "stored while another node held the line"
+            raise CoherenceViolation(f"protocol {protocol.name}: node {int(glob[K.G_CHECK_FAIL])} {what}")
+        else:
+            stuck = [workload.processes[q].name for q in range(P) if node[q, K.N_STATUS] in (K.WAIT_LOCK,
+                                                                                             K.WAIT_BARRIER)]
+            raise ModelError("workload", "the processes cannot all finish: "
+                             + (f"{', '.join(stuck[:4])} wait for a lock never released or a barrier others skip"
+                                if stuck else "a lock released by a process that does not hold it"))
+    start = int(glob[K.G_START])
+    execution = int(node[:, K.N_FINISH].max(initial=0)) - start
+    procs = tuple({"name": p.name, **{c: int(stats[i, k]) for k, c in enumerate(COUNTERS)}}
+                  for i, p in enumerate(workload.processes))
+    totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
+    return CCNUMAResult(workload.name, config.to_dict(), procs, totals, execution, vis, demand, rvis,
+                        int(glob[K.G_LINES]), int(glob[K.G_PAGES]), time.perf_counter() - t0)

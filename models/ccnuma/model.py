@@ -1,0 +1,126 @@
+"""Queueing model of a cc-NUMA machine's node controllers (model kind ``ccnuma``).
+
+The question of Talbot & Kelly, "Stable performance for cc-NUMA using first-touch page
+placement and reactive proxies" (1999): which page placement, are proxies worth it,
+where is the hot spot.  One closed class per processor (population 1); each cycle of a
+class is one of its memory transactions (a miss or an upgrade the processor waits
+for).  The centres are the P node controllers; class ``p`` visits controller ``n``
+``visits[p][n] / transactions[p]`` times per cycle and needs ``demand[p][n] /
+transactions[p]`` cycles there, as the simulator counted them under the placement and
+proxy option being modelled.  So the placement enters through where the visits go,
+proxies through the home visits that combining removes and the proxy visits added,
+finite buffers through the bounce-and-retry visits.  Everything else a transaction
+costs (network latency and gaps, and the work between transactions) is the class's
+think time::
+
+    Z[p] = (work[p] + stall[p] - queueing[p]) / transactions[p] - sum_n D[p][n]
+
+with ``stall`` the cycles the processor waited and ``queueing`` the part of them
+spent in input buffers, so with no queueing the model's cycle is the simulator's.
+MVA then supplies the queueing: execution time = max over processors of
+``transactions[p] * cycle[p]`` plus the measured barrier imbalance (``imbalance``, the
+simulated execution time less the busiest processor's own time).  Remote-read response
+= the simulated unloaded response per remote read (``read_fixed``) + the MVA wait per
+visit at each controller times the visits a remote read makes there (``read_visits``).
+
+Accuracy [REC]: the controllers serve in order with class-dependent, nearly constant
+service; MVA treats them as processor sharing (the product form needs it), and with 64
+classes ``auto`` picks an approximate MVA and says so in the message.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mva.errors import ModelError
+from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, real, real_list, timed
+
+__all__ = ["CCNUMA", "PARAMETERS"]
+
+
+def _matrix(name, value):
+    rows = [real_list()(f"{name}[{i}]", r) for i, r in enumerate(value)] if isinstance(value, (list, tuple)) else None
+    if not rows or len({len(r) for r in rows}) != 1 or len(rows[0]) != len(rows):
+        raise ModelError(name, "must be a square list of lists (requesters x node controllers)")
+    return tuple(rows)
+
+
+PARAMETERS = (
+    Parameter("transactions", (1.0,), "transactions", "memory transactions per processor", real_list()),
+    Parameter("work", (0.0,), "cycles", "cycles of work per processor", real_list()),
+    Parameter("stall", (0.0,), "cycles", "cycles each processor waited on its transactions", real_list()),
+    Parameter("queueing", (0.0,), "cycles", "of which waiting in input buffers", real_list()),
+    Parameter("visits", ((0.0,),), "visits", "node-controller services by requester (rows) and node", _matrix),
+    Parameter("demand", ((0.0,),), "cycles", "node-controller cycles by requester and node", _matrix),
+    Parameter("remote_reads", (0.0,), "reads", "remote reads per processor", real_list()),
+    Parameter("read_fixed", (0.0,), "cycles", "mean remote-read response without queueing, per processor",
+              real_list()),
+    Parameter("read_visits", ((0.0,),), "visits", "controller services on remote reads' paths", _matrix),
+    Parameter("imbalance", 0.0, "cycles", "barrier imbalance: execution time less the busiest processor's time",
+              real()),
+    Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy)", real(0.0, strict=True)),
+    Parameter("method", "auto", "", "MVA method: auto, exact, linearizer, schweitzer",
+              choice("auto", "exact", "linearizer", "schweitzer"), role="solver"),
+)
+
+
+class CCNUMA(ParameterisedModel):
+    """The model of the module docstring; values usually come from
+    :func:`calibration.ccnuma.model_values`."""
+
+    kind = "ccnuma"
+    PARAMETERS = PARAMETERS
+
+    def check(self):
+        v = self.values
+        P = len(v["transactions"])
+        for name in ("work", "stall", "queueing", "remote_reads", "read_fixed"):
+            if len(v[name]) != P:
+                raise ModelError(name, f"needs {P} values (one per processor, as transactions), got {len(v[name])}")
+        for name in ("visits", "demand", "read_visits"):
+            if len(v[name]) != P:
+                raise ModelError(name, f"needs {P} x {P} values, got {len(v[name])} rows")
+
+    def network(self):
+        """The closed network: one class per processor, one centre per controller."""
+        from mva import Network, Station
+
+        v = self.values
+        T = np.maximum(np.asarray(v["transactions"], float), 1.0)
+        D = np.asarray(v["demand"], float) / T[:, None]
+        Z = (np.asarray(v["work"], float) + np.asarray(v["stall"], float) - np.asarray(v["queueing"], float)) / T
+        Z = np.maximum(Z - D.sum(axis=1), 0.0)
+        D = D / v["nc_speed"]
+        P = T.shape[0]
+        stations = tuple(Station(f"nc{n}", "queue", tuple(float(x) for x in D[:, n]), discipline="ps")
+                         for n in range(P))
+        return Network(stations, classes=tuple(f"cpu{p}" for p in range(P)), population=(1,) * P,
+                       think_time=tuple(float(z) for z in Z))
+
+    @timed
+    def solve(self) -> ModelSolution:
+        from mva import solve
+
+        v = self.values
+        T = np.maximum(np.asarray(v["transactions"], float), 1.0)
+        net = self.network()
+        r = solve(net, method=v["method"])
+        R = np.asarray(r.residence_time, float)                      # stations x classes, per cycle
+        D = np.array([s.demand for s in net.stations], float)         # stations x classes
+        V = np.asarray(v["visits"], float).T / T[None, :]             # visits per cycle
+        wait = np.where(V > 0, (R - D) / np.maximum(V, 1e-300), 0.0)  # queueing per visit
+        cycle = R.sum(axis=0) + np.asarray(net.think_time, float)
+        own = T * cycle
+        execution = float(own.max() + v["imbalance"])
+        reads = np.asarray(v["remote_reads"], float)
+        per_read = np.asarray(v["read_visits"], float).T / np.maximum(reads, 1.0)[None, :]
+        response = np.asarray(v["read_fixed"], float) + (per_read * wait).sum(axis=0)
+        mean_response = float((response * reads).sum() / reads.sum()) if reads.sum() > 0 else 0.0
+        X = np.asarray(r.throughput, float)
+        util = (D * np.asarray(X).reshape(1, -1)).sum(axis=1)
+        hot = int(np.argmax(util))
+        outputs = {"execution_cycles": execution, "remote_read_response_cycles": mean_response,
+                   "hot_node": hot, "hot_node_utilization": float(util[hot]),
+                   "utilization": {f"nc{n}": float(u) for n, u in enumerate(util)}}
+        message = r.accuracy or ""
+        return ModelSolution(model=self.name or "ccnuma", kind=self.kind, outputs=outputs, message=message,
+                             units={"execution_cycles": "cycles", "remote_read_response_cycles": "cycles"})
