@@ -5,7 +5,7 @@ and the layered model (one solve, MVA and simulation).
 """
 import time
 
-from calibration.sim.parallel import KERNELS, parallel_kernel
+from calibration.sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.svm import application_values
 from calibration.svm_study import GRANULARITY

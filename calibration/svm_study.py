@@ -16,7 +16,7 @@ import pandas as pd
 
 from mva.errors import ModelError
 
-from .sim.parallel import KERNELS, parallel_kernel
+from .sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
 from .svm import application_values, simulate_pair
 
 __all__ = ["study", "grid", "conclusions", "validation", "plot_speedups", "main", "GRANULARITY"]

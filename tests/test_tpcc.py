@@ -351,7 +351,7 @@ def test_bad_parameters_are_one_line_and_exit_2(args, field, capsys):
 
 def test_bad_model_files_are_one_line_and_exit_2(tmp_path, capsys):
     cases = {
-        'kind = "nope"\n': "unknown model kind 'nope'; valid: cmt_core, network, shared_bus, svm_cluster, tpcc_smp",
+        'kind = "nope"\n': "unknown model kind 'nope'; valid: ccnuma, cmt_core, network, shared_bus, svm_cluster, tpcc_smp",
         'kind = "tpcc_smp"\ncpus = 2.5\n': "cpus: must be an integer",
         'kind = "tpcc_smp"\n[disk]\nrotaton_latency = 1e6\n': "disk.rotaton_latency: unknown parameter; did you mean",
         'kind = "tpcc_smp"\nworkload.mix = [0.5, 0.5, 0.5, 0, 0]\n': "workload.mix: must sum to 1",

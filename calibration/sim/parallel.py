@@ -43,7 +43,7 @@ from mva.errors import ModelError
 from .traces import ACQUIRE, BARRIER, CHUNK_REFERENCES, LOAD, RELEASE, STORE, Chunk
 from .workload import Process, SharedRange, Workload
 
-__all__ = ["KERNELS", "CCNUMA_KERNELS", "parallel_kernel", "SHARED_BASE"]
+__all__ = ["KERNELS", "CCNUMA_KERNELS", "SVM_KERNELS", "parallel_kernel", "SHARED_BASE"]
 
 SHARED_BASE = 0x1000_0000
 PRIVATE_BASE = 0x7000_0000
@@ -319,6 +319,7 @@ KERNELS: dict[str, tuple[Callable, int, Callable, int]] = {
     "transpose": (_transpose, 512, lambda n: 2 * n * n * ELEMENT, 2),
 }
 CCNUMA_KERNELS = ("ge", "ocean-contig", "ocean-noncontig", "transpose")
+SVM_KERNELS = tuple(k for k in KERNELS if k not in CCNUMA_KERNELS)       # each also NAME-restructured
 
 
 def parallel_kernel(name: str, processes: int = 16, size: int | None = None, seed: int = 1,
@@ -332,8 +333,8 @@ def parallel_kernel(name: str, processes: int = 16, size: int | None = None, see
     if base not in KERNELS or variant not in ("", "restructured", "original") or (
             variant and base in CCNUMA_KERNELS):
         raise ModelError("workload", f"unknown kernel {name!r}; kernels: "
-                                     + ", ".join(f"{k}, {k}-restructured" for k in KERNELS
-                                                 if k not in CCNUMA_KERNELS) + ", " + ", ".join(CCNUMA_KERNELS))
+                                     + ", ".join(f"{k}, {k}-restructured" for k in SVM_KERNELS) + ", "
+                                     + ", ".join(CCNUMA_KERNELS))
     gen, default, shared_bytes, cpr = KERNELS[base]
     size = default if size is None else size
     if not isinstance(processes, int) or not 1 <= processes <= 64:
