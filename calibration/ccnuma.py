@@ -19,7 +19,6 @@ def model_values(result: CCNUMAResult) -> dict:
     """The ``ccnuma`` model's values from one simulated run (see
     :mod:`models.ccnuma.model` for what each means)."""
     c = result.counter
-    busiest = int((c("work") + c("stall") + c("barrier_wait")).max(initial=0))
     own = c("work") + c("stall")
     reads = c("remote_reads")
     fixed = np.where(reads > 0, (c("remote_read_cycles") - c("remote_read_queueing")) / np.maximum(reads, 1), 0.0)
@@ -29,7 +28,7 @@ def model_values(result: CCNUMAResult) -> dict:
             "visits": result.visits.astype(float).tolist(), "demand": result.demand.astype(float).tolist(),
             "remote_reads": reads.astype(float).tolist(), "read_fixed": fixed.tolist(),
             "read_visits": result.read_visits.astype(float).tolist(),
-            "imbalance": float(max(result.execution_cycles - own.max(initial=0), 0)) if busiest else 0.0}
+            "imbalance": float(max(result.execution_cycles - own.max(initial=0), 0))}
 
 
 def model_document(result: CCNUMAResult, name: str = "") -> dict:

@@ -218,10 +218,10 @@ def _config_from(args, overrides=None):
         raise ModelError("--sweep", str(exc)) from None
 
 
-def _workload(args):
+def _workload(args, default_nodes: int = 16):
     from .sim.loading import load_workload
 
-    opts = {"nodes": getattr(args, "nodes", None)}
+    opts = {"nodes": getattr(args, "nodes", None), "default_nodes": default_nodes}
     if args.references is not None:
         opts["references"] = args.references
     if args.workload_seed is not None:
@@ -282,14 +282,18 @@ BUS_ONLY = tuple(k for k in SIM_OPTIONS if k not in CMT_OPTIONS and k != "refere
 CMT_ONLY = tuple(k for k in CMT_OPTIONS if k not in SIM_OPTIONS) + ("schedule",)
 
 
+def _refuse_options(args, options, problem):
+    """One line naming the first of ``options`` (argparse names) given on the command
+    line, with ``problem``: the options another machine owns."""
+    given = [f"--{k.replace('_', '-')}" for k in options if getattr(args, k, None) not in (None, False, [])]
+    if given:
+        raise ModelError(given[0], problem)
+
+
 def _cmd_simulate_cmt(args):
     from .sim.cmt import CMTConfig, load_threads, simulate_cmt
 
-    given = [f"--{k.replace('_', '-')}" for k in BUS_ONLY if getattr(args, k, None) not in (None, False)]
-    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
-                                    ("--check", args.check)) if on]
-    if given:
-        raise ModelError(given[0], "applies to the bus machine, not --machine cmt")
+    _refuse_options(args, (*BUS_ONLY, "sweep", "scalability", "check"), "applies to the bus machine, not --machine cmt")
     cfg = CMTConfig(**{k: getattr(args, k) for k in CMT_OPTIONS if getattr(args, k, None) is not None})
     schedule = args.schedule or "all"
     wl = _workload(args)
@@ -338,12 +342,8 @@ def _cmd_simulate_svm(args):
     from .sim.svm import PAGE, SVMConfig, simulate_svm
 
     svm_or_shared = set(SVM_OPTIONS) | {"protocol", "references", "seed"}
-    given = [f"--{k.replace('_', '-')}" for k in (*BUS_ONLY, *CMT_ONLY)
-             if k not in svm_or_shared and getattr(args, k, None) not in (None, False)]
-    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
-                                    ("--check", args.check)) if on]
-    if given:
-        raise ModelError(given[0], "does not apply to --machine svm")
+    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *CCNUMA_ONLY, "sweep", "scalability", "check")
+                           if k not in svm_or_shared], "does not apply to --machine svm")
     protocol = args.protocol or "hlrc"
     if protocol not in ("hlrc", "sc"):
         raise ModelError("--protocol", f"--machine svm runs hlrc or sc, not {protocol}")
@@ -372,29 +372,21 @@ def _cmd_simulate_svm(args):
     return 0
 
 
-CCNUMA_OPTIONS = ("placement", "proxies", "buffer", "slc", "flc", "initialisation", "cycles_per_reference", "nodes")
+CCNUMA_ONLY = ("placement", "proxies", "buffer", "slc", "flc", "initialisation")
+CCNUMA_OPTIONS = CCNUMA_ONLY + ("cycles_per_reference", "nodes")
 
 
 def _cmd_simulate_ccnuma(args):
     from .sim.ccnuma import CCNUMAConfig, simulate_ccnuma
 
-    from .sim.parallel import KERNELS
-
     allowed = set(CCNUMA_OPTIONS) | {"references", "seed", "check"}
-    given = [f"--{k.replace('_', '-')}" for k in (*BUS_ONLY, *CMT_ONLY, *SVM_OPTIONS)
-             if k not in allowed and getattr(args, k, None) not in (None, False)]
-    given += [flag for flag, on in (("--sweep", args.sweep), ("--scalability", args.scalability),
-                                    ("--protocol", args.protocol)) if on]
-    if given:
-        raise ModelError(given[0], "does not apply to --machine ccnuma")
+    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *SVM_OPTIONS, "sweep", "scalability", "protocol")
+                           if k not in allowed], "does not apply to --machine ccnuma")
     cfg = CCNUMAConfig.from_options(placement=args.placement, proxies=args.proxies, buffer=args.buffer,
                                     slc=args.slc, flc=args.flc, initialisation=args.initialisation,
                                     check=bool(args.check), cycles_per_reference=args.cycles_per_reference,
                                     references=args.references)
-    name = args.workload.lower()
-    if args.nodes is None and (name in KERNELS or name.partition("-")[0] in KERNELS):
-        args.nodes = 64                               # the study's machine
-    wl = _workload(args)
+    wl = _workload(args, default_nodes=64)            # the study's machine
     d = simulate_ccnuma(wl, cfg).to_dict()
     with output_stream(args.output, args.force) as out:
         if args.format == "json":
@@ -434,10 +426,7 @@ def _cmd_simulate(args):
         return _cmd_simulate_svm(args)
     if args.machine == "ccnuma":
         return _cmd_simulate_ccnuma(args)
-    ccnuma_given = [f"--{k}" for k in ("placement", "proxies", "buffer", "slc", "flc", "initialisation")
-                    if getattr(args, k, None) is not None]
-    if ccnuma_given:
-        raise ModelError(ccnuma_given[0], "applies to --machine ccnuma only")
+    _refuse_options(args, CCNUMA_ONLY, "applies to --machine ccnuma only")
     svm_given = [f"--{k.replace('_', '-')}" for k in SVM_OPTIONS if getattr(args, k, None) is not None]
     if svm_given or args.protocol in ("hlrc", "sc"):
         raise ModelError((svm_given or ["--protocol"])[0], f"{'' if svm_given else args.protocol + ' '}applies to "

@@ -54,8 +54,8 @@ N_EFIELDS = 14
 
 # per-node registers (``node[p, ...]``)
 (N_CLOCK, N_STATUS, N_PKIND, N_PLINE, N_PSTART, N_ACKS, N_GOTDATA, N_NC_FREE, N_SEND_FREE, N_RECV_FREE,
- N_LOCK, N_WAIT_SINCE, N_CHAIN, N_RING_HEAD, N_RING_N, N_PROXIED, N_QACC, N_FINISH, N_CPR) = range(19)
-N_NODE = 19
+ N_LOCK, N_WAIT_SINCE, N_CHAIN, N_RING_HEAD, N_RING_N, N_QACC, N_FINISH, N_CPR) = range(18)
+N_NODE = 18
 
 # per-node counters (``stats[p, ...]``), the public names are in ccnuma.COUNTERS
 (C_REFERENCES, C_WORK, C_READ_MISSES, C_WRITE_MISSES, C_UPGRADES, C_REMOTE_READS, C_RR_CYCLES, C_RR_QUEUE,
@@ -668,11 +668,11 @@ def run(op, addr, length, cursor, ended, nodes, buffer_limit, proxies, first_tou
         if kind == K_ISSUE:
             # the processor hands its miss to its own controller
             h = line_home[x]
-            if what == READ and h != n and proxies == BASIC and line_marked[x] and _proxy_of(x, n, h, nodes) >= 0:
+            q = _proxy_of(x, n, h, nodes) if what == READ and h != n and proxies == BASIC and line_marked[x] else -1
+            if q >= 0:
                 service = SEND
                 stats[n, C_PROXY_READS] += 1
-                _send(ev, heap, free, glob, node, stats, K_PRD, now + service, n, _proxy_of(x, n, h, nodes), x, n,
-                      n, READ, 0, 0, 0, 0, False)
+                _send(ev, heap, free, glob, node, stats, K_PRD, now + service, n, q, x, n, n, READ, 0, 0, 0, 0, False)
             elif h == n:
                 service = _home(n, x, n, n, what, 0, now, Q, node, stats, lines, caches, check, nodes, table)
             else:
@@ -782,12 +782,12 @@ def run(op, addr, length, cursor, ended, nodes, buffer_limit, proxies, first_tou
             # bounced off a full buffer goes via its proxy instead (Talbot & Kelly §1.3)
             service = SEND
             h = line_home[x]
+            q = _proxy_of(x, n, h, nodes) if kind == K_BOUNCE and proxies == REACTIVE and flag == 0 else -1
             if kind == K_BOUNCE and what == K_PRD:
                 _send(ev, heap, free, glob, node, stats, K_RD, now + service, n, h, x, r, n, READ, 0, 0, 0, 0, False)
-            elif kind == K_BOUNCE and proxies == REACTIVE and flag == 0 and _proxy_of(x, n, h, nodes) >= 0:
+            elif q >= 0:
                 stats[n, C_PROXY_READS] += 1
-                _send(ev, heap, free, glob, node, stats, K_PRD, now + service, n, _proxy_of(x, n, h, nodes), x, n,
-                      n, READ, 0, 0, 0, 0, False)
+                _send(ev, heap, free, glob, node, stats, K_PRD, now + service, n, q, x, n, n, READ, 0, 0, 0, 0, False)
             elif kind == K_BOUNCE:
                 _send(ev, heap, free, glob, node, stats, K_RD, now + service, n, h, x, r, n, READ, flag, 0, 0, 0,
                       False)

@@ -13,6 +13,7 @@ import numpy as np
 from mva.jit import jit
 
 from ._blockmap_kernel import _lookup, block_range
+from ._reuse_kernel import _popcount
 from .traces import ACQUIRE, BARRIER, IFETCH, RELEASE, STORE
 
 DONE, GROW, DEADLOCK = -1, -2, -3
@@ -44,15 +45,6 @@ def _send(stats, sender, receiver, nbytes, oneway):
         stats[sender, ONEWAY_BYTES] += nbytes
         stats[receiver, RECEIVED] += 1
     return 1
-
-
-@jit
-def _popcount(x):
-    n = 0
-    while x:
-        x &= x - np.uint64(1)
-        n += 1
-    return n
 
 
 @jit

@@ -50,7 +50,7 @@ from mva.errors import ModelError
 
 from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
-from .machine import CoherenceViolation, RawReferences, parse_size
+from .machine import CoherenceViolation, RawReferences, check_run_options, parse_size
 from .workload import Workload
 
 __all__ = ["CCNUMAConfig", "CCNUMAResult", "simulate_ccnuma", "COUNTERS", "PLACEMENTS", "PROXIES"]
@@ -101,11 +101,7 @@ class CCNUMAConfig:
             raise ModelError("flc", "must not be larger than the slc (the SLC includes the first level)")
         if self.initialisation not in ("first-barrier", "none"):
             raise ModelError("initialisation", f"must be first-barrier or none, got {self.initialisation!r}")
-        if self.cycles_per_reference is not None and (not isinstance(self.cycles_per_reference, int)
-                                                      or self.cycles_per_reference < 0):
-            raise ModelError("cycles_per_reference", "must be a non-negative integer")
-        if self.references is not None and (not isinstance(self.references, int) or self.references <= 0):
-            raise ModelError("references", "must be a positive integer")
+        check_run_options(self.cycles_per_reference, self.references)
 
     @classmethod
     def from_options(cls, slc=None, flc=None, **kw) -> "CCNUMAConfig":
@@ -182,8 +178,8 @@ class CCNUMAResult:
 class _Tables:
     """Growable line, page and lock arrays and their one hash table."""
 
-    def __init__(self, nodes: int, check: bool):
-        self.nodes, self.check = nodes, check
+    def __init__(self, nodes: int):
+        self.nodes = nodes
         self.tab = self._table(1 << 14)
         self.lines = self._lines(1 << 12)
         self.page_home = np.zeros(1 << 10, np.int64)
@@ -241,7 +237,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
     if marked is None:
         marked = [(r.start, r.end) for r in workload.shared]
     mark = (np.array([m[0] for m in marked], np.uint64), np.array([m[1] for m in marked], np.uint64))
-    tables = _Tables(P, config.check)
+    tables = _Tables(P)
     slc_sets, flc_sets = config.slc // 64, config.flc // 64
     caches = (np.full((P, slc_sets), -1, np.int64), np.zeros((P, slc_sets), np.int8),
               np.zeros((P, slc_sets), np.int64),
@@ -283,11 +279,9 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
             # the parallel phase starts: caches flushed, pages placed anew (first touch)
             glob[K.G_INIT_DONE] = 1
             glob[K.G_START] = int(node[:, K.N_CLOCK].max())
-            caches[0][:] = -1
-            caches[1][:] = 0
+            caches[0][:] = -1                 # SLC and FLC tags; line entries are made afresh
             caches[4][:] = -1
             tables.forget_lines(not first_touch, glob)
-            tables.lines[6][:] = 0
             for a in (stats, vis, demand, rvis):
                 a[:] = 0
         elif code in (K.STALE_READ, K.TWO_WRITABLE):

@@ -12,11 +12,11 @@ from .workload import Workload, read_manifest, trace_workload
 __all__ = ["load_workload"]
 
 
-def load_workload(spec, nodes: int | None = None, **generator_options) -> Workload:
+def load_workload(spec, nodes: int | None = None, default_nodes: int = 16, **generator_options) -> Workload:
     """A workload from a manifest (``.toml``), a single trace file (lackey, din, npz), a
     preset name of the synthetic generator (:data:`calibration.sim.synthetic.PRESETS`)
     or a parallel kernel (:data:`calibration.sim.parallel.KERNELS`, ``nodes`` processes,
-    16 by default)."""
+    ``default_nodes`` if None)."""
     from .parallel import KERNELS, parallel_kernel
 
     text = str(spec)
@@ -30,7 +30,7 @@ def load_workload(spec, nodes: int | None = None, **generator_options) -> Worklo
             raise ModelError("--nodes", "sets the processes of a parallel kernel, not of a preset")
         return generate(text.lower(), **generator_options)
     if text.lower() in KERNELS or text.lower().partition("-")[0] in KERNELS:
-        return parallel_kernel(text, processes=16 if nodes is None else nodes,
+        return parallel_kernel(text, processes=default_nodes if nodes is None else nodes,
                                seed=generator_options.get("seed", 1))
     raise ModelError("workload", f"{text!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}; "
                                  f"parallel kernels: {', '.join(KERNELS)} (and NAME-restructured)")

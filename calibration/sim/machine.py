@@ -17,7 +17,7 @@ from .blockmap import BlockMap
 from .workload import Workload
 
 __all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences", "parse_size",
-           "run_length", "scalability"]
+           "run_length", "check_run_options", "scalability"]
 
 BUFFER_REFERENCES = 1 << 16
 
@@ -105,6 +105,15 @@ class ReferenceStream:
         self.length[pid] = filled
         self.cursor[pid] = 0
         return filled > 0
+
+
+def check_run_options(cycles_per_reference, references) -> None:
+    """The run options every parallel machine takes: ``cycles_per_reference`` a
+    non-negative integer or None, ``references`` a positive integer or None."""
+    if cycles_per_reference is not None and (not isinstance(cycles_per_reference, int) or cycles_per_reference < 0):
+        raise ModelError("cycles_per_reference", "must be a non-negative integer")
+    if references is not None and (not isinstance(references, int) or references <= 0):
+        raise ModelError("references", "must be a positive integer")
 
 
 class RawReferences:

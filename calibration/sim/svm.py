@@ -59,7 +59,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _svm_kernel as K
-from .machine import RawReferences
+from .machine import RawReferences, check_run_options
 from .workload import Workload
 
 __all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "PAGE"]
@@ -96,11 +96,7 @@ class SVMConfig:
             raise ModelError("granularity", f"HLRC is page-based: its granularity is the {PAGE}-byte page, got {g}")
         if self.home not in ("first-touch", "round-robin"):
             raise ModelError("home", f"must be first-touch or round-robin, got {self.home!r}")
-        if self.cycles_per_reference is not None and (not isinstance(self.cycles_per_reference, int)
-                                                      or self.cycles_per_reference < 0):
-            raise ModelError("cycles_per_reference", "must be a non-negative integer")
-        if self.references is not None and (not isinstance(self.references, int) or self.references <= 0):
-            raise ModelError("references", "must be a positive integer")
+        check_run_options(self.cycles_per_reference, self.references)
 
     def to_dict(self) -> dict:
         return asdict(self)
