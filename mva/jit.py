@@ -6,7 +6,11 @@ model: a division by zero gives ``inf`` or ``nan`` instead of raising, which the
 solvers use deliberately (the contention term of a saturated device is infinite) and
 which lets numba leave the zero checks out of hot loops.  ``inline=True`` marks a small
 helper that numba inlines into its callers (the simulator's steps, the lattice odometer),
-``parallel=True`` a kernel with ``prange`` loops.
+``parallel=True`` a kernel with ``prange`` loops.  ``refcounts=False`` compiles a kernel
+that allocates nothing without numba's runtime: every array argument and tuple unpacking
+otherwise costs an atomic increment and decrement, which numba's pruning pass does not
+remove across calls (numba issues #2345, #2350); that was 55% of the cc-NUMA
+simulator's time.  A kernel that does allocate then fails to compile, loudly.
 """
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ __all__ = ["jit", "prange", "POLICY"]
 POLICY = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
-def jit(func=None, *, inline: bool = False, parallel: bool = False):
-    """``@jit`` or ``@jit(inline=True)`` / ``@jit(parallel=True)``: numba under :data:`POLICY`."""
+def jit(func=None, *, inline: bool = False, parallel: bool = False, refcounts: bool = True):
+    """``@jit`` or ``@jit(inline=True)`` / ``@jit(parallel=True)`` / ``@jit(refcounts=False)``:
+    numba under :data:`POLICY`."""
     def compile_(f):
-        return njit(**POLICY, inline="always" if inline else "never", parallel=parallel)(f)
+        options = {} if refcounts else {"_nrt": False}      # numba's (private) switch for its runtime
+        return njit(**POLICY, inline="always" if inline else "never", parallel=parallel, **options)(f)
     return compile_ if func is None else compile_(func)

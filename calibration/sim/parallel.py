@@ -51,56 +51,74 @@ ELEMENT = 8
 CELL = 64
 
 
-class _Trace:
-    """Accumulates (op, address) segments of one process."""
+# Each kernel is a generator of (op, address) segments, so a process's trace is made as
+# the simulator reads it: memory stays bounded by one chunk and one loop step however
+# long the run.
 
-    def __init__(self):
-        self.ops, self.addrs = [], []
+def _segment(op, addr):
+    """One segment: ``op`` (a code or an array of codes) for each address."""
+    addr = np.atleast_1d(np.asarray(addr, np.uint64))
+    return (np.full(addr.shape[0], op, np.uint8) if np.isscalar(op) else np.asarray(op, np.uint8)), addr
 
-    def add(self, op, addr):
-        addr = np.atleast_1d(np.asarray(addr, np.uint64))
-        self.ops.append(np.full(addr.shape[0], op, np.uint8) if np.isscalar(op) else np.asarray(op, np.uint8))
-        self.addrs.append(addr)
 
-    def pairs(self, loads, stores):
-        """Load ``loads[k]`` then store ``stores[k]``, for each k."""
-        ads = np.empty(2 * len(loads), np.uint64)
-        ads[0::2], ads[1::2] = loads, stores
-        self.add(np.tile(np.array([LOAD, STORE], np.uint8), len(loads)), ads)
+def _pairs(loads, stores):
+    """Load ``loads[k]`` then store ``stores[k]``, for each k."""
+    ads = np.empty(2 * len(loads), np.uint64)
+    ads[0::2], ads[1::2] = loads, stores
+    return _segment(np.tile(np.array([LOAD, STORE], np.uint8), len(loads)), ads)
 
-    def rmw(self, addr):
-        """Load then store each address."""
-        self.pairs(addr, addr)
 
-    def sync(self, op, ident):
-        self.add(op, [ident])
+def _rmw(addr):
+    """Load then store each address."""
+    return _pairs(addr, addr)
 
-    def locked_rmw(self, locks, addrs, words):
-        """For each k: acquire ``locks[k]``, read-modify-write ``words`` words at
-        ``addrs[k]``, release."""
-        n = len(locks)
-        per = 2 + 2 * words
-        op = np.empty((n, per), np.uint8)
-        ad = np.empty((n, per), np.uint64)
-        op[:, 0], op[:, -1] = ACQUIRE, RELEASE
-        ad[:, 0] = ad[:, -1] = np.asarray(locks, np.uint64)
-        op[:, 1:-1] = np.tile([LOAD, STORE], words)
-        ad[:, 1:-1] = (np.asarray(addrs, np.uint64)[:, None]
-                       + np.repeat(np.arange(words, dtype=np.uint64) * ELEMENT, 2)[None, :])
-        self.add(op.ravel(), ad.ravel())
 
-    def chunks(self):
-        op = np.concatenate(self.ops)
-        addr = np.concatenate(self.addrs)
-        for s in range(0, op.shape[0], CHUNK_REFERENCES):
-            n = min(CHUNK_REFERENCES, op.shape[0] - s)
-            yield Chunk(op[s:s + n], addr[s:s + n], np.full(n, ELEMENT, np.uint16), np.zeros(n, np.bool_))
+def _sync(op, ident):
+    return _segment(op, [ident])
+
+
+def _locked_rmw(locks, addrs, words):
+    """For each k: acquire ``locks[k]``, read-modify-write ``words`` words at ``addrs[k]``,
+    release."""
+    n = len(locks)
+    per = 2 + 2 * words
+    op = np.empty((n, per), np.uint8)
+    ad = np.empty((n, per), np.uint64)
+    op[:, 0], op[:, -1] = ACQUIRE, RELEASE
+    ad[:, 0] = ad[:, -1] = np.asarray(locks, np.uint64)
+    op[:, 1:-1] = np.tile([LOAD, STORE], words)
+    ad[:, 1:-1] = (np.asarray(addrs, np.uint64)[:, None]
+                   + np.repeat(np.arange(words, dtype=np.uint64) * ELEMENT, 2)[None, :])
+    return _segment(op.ravel(), ad.ravel())
+
+
+def _chunks(segments, chunk_references=CHUNK_REFERENCES):
+    """Chunks of exactly ``chunk_references`` references (the last one shorter) cut from
+    a stream of segments."""
+    ops, addrs, held = [], [], 0
+    for op, addr in segments:
+        ops.append(op)
+        addrs.append(addr)
+        held += op.shape[0]
+        if held < chunk_references:
+            continue
+        op, addr = np.concatenate(ops), np.concatenate(addrs)
+        full = held - held % chunk_references
+        for s in range(0, full, chunk_references):
+            yield _chunk(op[s:s + chunk_references], addr[s:s + chunk_references])
+        ops, addrs, held = [op[full:]], [addr[full:]], held - full
+    if held:
+        yield _chunk(np.concatenate(ops), np.concatenate(addrs))
+
+
+def _chunk(op, addr):
+    n = op.shape[0]
+    return Chunk(op, addr, np.full(n, ELEMENT, np.uint16), np.zeros(n, np.bool_))
 
 
 def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
     n = size
     rows = n // P
-    t = _Trace()
     src, dst = SHARED_BASE, SHARED_BASE + n * n * ELEMENT
     own = np.arange(pid * rows, (pid + 1) * rows, dtype=np.uint64)
     barrier = 0
@@ -108,8 +126,8 @@ def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
         for matrix in (src, dst):
             band = matrix + (own[:, None] * n + np.arange(n, dtype=np.uint64)[None, :]).ravel() * ELEMENT
             for _ in range(passes):
-                t.rmw(band)
-            t.sync(BARRIER, barrier)
+                yield _rmw(band)
+            yield _sync(BARRIER, barrier)
             barrier += 1
             other = dst if matrix == src else src
             for q in range(P):
@@ -121,16 +139,14 @@ def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
                 else:               # push: read own rows, write q's rows column by column
                     read = matrix + ((pid * rows + r[:, None]) * n + q * rows + r[None, :]).T.ravel() * ELEMENT
                     write = other + ((q * rows + r[None, :]) * n + pid * rows + r[:, None]).T.ravel() * ELEMENT
-                t.pairs(read, write)
-            t.sync(BARRIER, barrier)
+                yield _pairs(read, write)
+            yield _sync(BARRIER, barrier)
             barrier += 1
-    return t
 
 
 def _barnes(pid, P, restructured, size, rng, iterations=2, bodies=None, reads=48):
     cells = size
     bodies = bodies or max(cells // P, 32)
-    t = _Trace()
     tree = SHARED_BASE
     body_base = SHARED_BASE + cells * CELL
     own_bodies = body_base + (pid * bodies + np.arange(bodies, dtype=np.uint64)) * CELL
@@ -139,16 +155,16 @@ def _barnes(pid, P, restructured, size, rng, iterations=2, bodies=None, reads=48
     for _ in range(iterations):
         if restructured:
             local = pid * region + rng.integers(0, region, bodies)
-            t.rmw(tree + local.astype(np.uint64) * CELL)        # own subtree, no locks
-            t.rmw(tree + local.astype(np.uint64) * CELL + 8)
+            yield _rmw(tree + local.astype(np.uint64) * CELL)        # own subtree, no locks
+            yield _rmw(tree + local.astype(np.uint64) * CELL + 8)
             batches = max(bodies // 32, 1)
             top = rng.integers(0, 8, batches)                 # merge into the top cells
-            t.locked_rmw(1_000_000 + top, tree + top.astype(np.uint64) * CELL, 4)
+            yield _locked_rmw(1_000_000 + top, tree + top.astype(np.uint64) * CELL, 4)
         else:
             # skewed insertion points: the top of the tree is hot
             cell = np.minimum((rng.pareto(1.2, bodies) * cells / 64).astype(np.int64), cells - 1)
-            t.locked_rmw(cell, tree + cell.astype(np.uint64) * CELL, 2)
-        t.sync(BARRIER, barrier)
+            yield _locked_rmw(cell, tree + cell.astype(np.uint64) * CELL, 2)
+        yield _sync(BARRIER, barrier)
         barrier += 1
         if restructured:
             near = pid * region + rng.integers(0, region, (bodies, reads))
@@ -160,16 +176,14 @@ def _barnes(pid, P, restructured, size, rng, iterations=2, bodies=None, reads=48
         ads = np.empty((bodies, reads + 2), np.uint64)
         ads[:, :reads] = tree + cell.astype(np.uint64) * CELL
         ads[:, reads:] = own_bodies[:, None]
-        t.add(ops.ravel(), ads.ravel())
-        t.sync(BARRIER, barrier)
+        yield _segment(ops.ravel(), ads.ravel())
+        yield _sync(BARRIER, barrier)
         barrier += 1
-    return t
 
 
 def _water(pid, P, restructured, size, rng, iterations=2):
     M = size
     per = M // P
-    t = _Trace()
     mol = SHARED_BASE
     mine = np.arange(pid * per, (pid + 1) * per)
     force = 8 * 3                               # position at +0, force at +24 (3 words)
@@ -179,35 +193,34 @@ def _water(pid, P, restructured, size, rng, iterations=2):
         touched = np.zeros(M, bool)
         for i in mine:                          # interactions: read j, accumulate privately
             js = (i + 1 + np.arange(M // 2)) % M
-            t.add(LOAD, mol + np.repeat(js.astype(np.uint64) * CELL, 3) + np.tile(np.arange(3, dtype=np.uint64) * 8,
-                                                                                  js.shape[0]))
-            t.rmw(acc[js])
+            yield _segment(LOAD, mol + np.repeat(js.astype(np.uint64) * CELL, 3)
+                           + np.tile(np.arange(3, dtype=np.uint64) * 8, js.shape[0]))
+            yield _rmw(acc[js])
             touched[js] = True
         js = np.flatnonzero(touched)
         if restructured:                        # one lock per owner's block of molecules, owners staggered
             for q in ((pid + 1 + np.arange(P)) % P):
                 block = js[js // per == q]
                 if block.size:
-                    t.sync(ACQUIRE, 2_000_000 + q)
-                    t.rmw((mol + block.astype(np.uint64)[:, None] * CELL + force
-                           + np.arange(3, dtype=np.uint64)[None, :] * 8).ravel())
-                    t.sync(RELEASE, 2_000_000 + q)
+                    yield _sync(ACQUIRE, 2_000_000 + q)
+                    yield _rmw((mol + block.astype(np.uint64)[:, None] * CELL + force
+                                + np.arange(3, dtype=np.uint64)[None, :] * 8).ravel())
+                    yield _sync(RELEASE, 2_000_000 + q)
         else:                                   # one lock per molecule (SPLASH-2 Water-Nsquared)
-            t.locked_rmw(js, mol + js.astype(np.uint64) * CELL + force, 3)
-        t.sync(BARRIER, barrier)
+            yield _locked_rmw(js, mol + js.astype(np.uint64) * CELL + force, 3)
+        yield _sync(BARRIER, barrier)
         barrier += 1
-        t.rmw(mol + mine.astype(np.uint64) * CELL)        # move own molecules
-        t.sync(BARRIER, barrier)
+        yield _rmw(mol + mine.astype(np.uint64) * CELL)        # move own molecules
+        yield _sync(BARRIER, barrier)
         barrier += 1
-    return t
 
 
-def _initialise(t, pid, nbytes):
+def _initialise(pid, nbytes):
     """Process 0 writes every shared line once, then everyone meets at barrier 0: the
     initialisation phase that first-touch-after-initialisation placement skips."""
     if pid == 0:
-        t.add(STORE, SHARED_BASE + np.arange(0, nbytes, CELL, dtype=np.uint64))
-    t.sync(BARRIER, 0)
+        yield _segment(STORE, SHARED_BASE + np.arange(0, nbytes, CELL, dtype=np.uint64))
+    yield _sync(BARRIER, 0)
 
 
 def _ge(pid, P, restructured, size, rng, iterations=1, element=16):
@@ -218,12 +231,12 @@ def _ge(pid, P, restructured, size, rng, iterations=1, element=16):
     rows move down the matrix and, at the end, into few pages (after Bianchini &
     LeBlanc 1994)."""
     n = size
-    t = _Trace()
-    _initialise(t, pid, n * n * element)
+    yield from _initialise(pid, n * n * element)
     barrier = 1
     for k in range(n - 1):
-        rows = np.arange(k + 1, n)
-        mine = np.array_split(rows, P)[pid]
+        share, extra = divmod(n - 1 - k, P)         # np.array_split's deal, without its 64 views
+        first = k + 1 + pid * share + min(pid, extra)
+        mine = np.arange(first, first + share + (pid < extra))
         if mine.size:
             cols = np.arange(k, n, dtype=np.uint64)
             pivot = SHARED_BASE + (np.uint64(k) * np.uint64(n) + cols) * np.uint64(element)
@@ -232,10 +245,9 @@ def _ge(pid, P, restructured, size, rng, iterations=1, element=16):
             ads = np.empty((mine.size, 3 * cols.size), np.uint64)
             ops[:, 0::3], ops[:, 1::3], ops[:, 2::3] = LOAD, LOAD, STORE
             ads[:, 0::3], ads[:, 1::3], ads[:, 2::3] = pivot[None, :], target, target
-            t.add(ops.ravel(), ads.ravel())
-        t.sync(BARRIER, barrier)
+            yield _segment(ops.ravel(), ads.ravel())
+        yield _sync(BARRIER, barrier)
         barrier += 1
-    return t
 
 
 def _ocean(pid, P, restructured, size, rng, iterations=4, contiguous=True):
@@ -247,9 +259,8 @@ def _ocean(pid, P, restructured, size, rng, iterations=4, contiguous=True):
     n = size
     side = int(round(math.sqrt(P)))        # checked by parallel_kernel
     b = n // side
-    t = _Trace()
     grid_bytes = n * n * ELEMENT
-    _initialise(t, pid, 2 * grid_bytes)
+    yield from _initialise(pid, 2 * grid_bytes)
     by, bx = divmod(pid, side)
 
     def offset(i, j):
@@ -273,10 +284,9 @@ def _ocean(pid, P, restructured, size, rng, iterations=4, contiguous=True):
         ads = np.empty((writes.size, 6), np.uint64)
         ads[:, :5] = np.uint64(src) + reads
         ads[:, 5] = np.uint64(dst) + writes
-        t.add(ops.ravel(), ads.ravel())
-        t.sync(BARRIER, barrier)
+        yield _segment(ops.ravel(), ads.ravel())
+        yield _sync(BARRIER, barrier)
         barrier += 1
-    return t
 
 
 def _transpose(pid, P, restructured, size, rng, iterations=2, passes=2):
@@ -285,8 +295,7 @@ def _transpose(pid, P, restructured, size, rng, iterations=2, passes=2):
     process's rows and writes its own rows (the FFT's communication), between barriers."""
     n = size
     rows = n // P
-    t = _Trace()
-    _initialise(t, pid, 2 * n * n * ELEMENT)
+    yield from _initialise(pid, 2 * n * n * ELEMENT)
     a, b = SHARED_BASE, SHARED_BASE + n * n * ELEMENT
     own = np.arange(pid * rows, (pid + 1) * rows, dtype=np.uint64)
     r = np.arange(rows, dtype=np.uint64)
@@ -295,16 +304,15 @@ def _transpose(pid, P, restructured, size, rng, iterations=2, passes=2):
         for src, dst in ((a, b), (b, a)):
             band = src + (own[:, None] * n + np.arange(n, dtype=np.uint64)[None, :]).ravel() * ELEMENT
             for _ in range(passes):
-                t.rmw(band)
-            t.sync(BARRIER, barrier)
+                yield _rmw(band)
+            yield _sync(BARRIER, barrier)
             barrier += 1
             for q in (pid + 1 + np.arange(P)) % P:
                 read = src + ((q * rows + r[:, None]) * n + pid * rows + r[None, :]).ravel() * ELEMENT
                 write = dst + ((pid * rows + r[None, :]) * n + q * rows + r[:, None]).ravel() * ELEMENT
-                t.pairs(read, write)
-            t.sync(BARRIER, barrier)
+                yield _pairs(read, write)
+            yield _sync(BARRIER, barrier)
             barrier += 1
-    return t
 
 
 # name: (generator, default size, shared bytes for a size, cycles of work per data reference)
@@ -350,7 +358,7 @@ def parallel_kernel(name: str, processes: int = 16, size: int | None = None, see
     def opener(pid):
         def open_():
             rng = np.random.default_rng([seed, pid])
-            return gen(pid, processes, restructured, size, rng, iterations=iterations).chunks()
+            return _chunks(gen(pid, processes, restructured, size, rng, iterations=iterations))
         return open_
 
     names = tuple(f"{base}{pid}" for pid in range(processes))
