@@ -17,7 +17,8 @@ __all__ = ["model_values", "model_document"]
 
 def model_values(result: CCNUMAResult) -> dict:
     """The ``ccnuma`` model's values from one simulated run (see
-    :mod:`models.ccnuma.model` for what each means)."""
+    :mod:`models.ccnuma.model` for what each means): the centres' visits and demands
+    are summed phase by phase with each barrier phase's busiest controller as centre 0."""
     c = result.counter
     own = c("work") + c("stall")
     reads = c("remote_reads")
@@ -25,10 +26,12 @@ def model_values(result: CCNUMAResult) -> dict:
     return {"transactions": c("transactions").astype(float).tolist(), "work": c("work").astype(float).tolist(),
             "stall": c("stall").astype(float).tolist(),
             "queueing": c("transaction_queueing").astype(float).tolist(),
-            "visits": result.visits.astype(float).tolist(), "demand": result.demand.astype(float).tolist(),
+            "visits": result.phase_visits.astype(float).tolist(),
+            "demand": result.phase_demand.astype(float).tolist(),
+            "node_demand": result.demand.astype(float).tolist(),
             "remote_reads": reads.astype(float).tolist(), "read_fixed": fixed.tolist(),
-            "read_visits": result.read_visits.astype(float).tolist(),
-            "imbalance": float(max(result.execution_cycles - own.max(initial=0), 0))}
+            "read_visits": result.phase_read_visits.astype(float).tolist(),
+            "imbalance": float(result.execution_cycles - own.mean())}
 
 
 def model_document(result: CCNUMAResult, name: str = "") -> dict:

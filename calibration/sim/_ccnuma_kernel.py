@@ -28,7 +28,7 @@ from .traces import ACQUIRE, BARRIER, IFETCH, RELEASE, STORE
 # nothing here allocates, so it runs without numba's reference counting (2-3x faster)
 jit = partial(_mva_jit, refcounts=False)
 
-DONE, GROW, DEADLOCK, STALE_READ, TWO_WRITABLE, BARRIER_RELEASE, INIT_END = -1, -2, -3, -4, -5, -6, -7
+DONE, GROW, DEADLOCK, STALE_READ, TWO_WRITABLE, BARRIER_RELEASE, INIT_END, PHASE_END = range(-1, -9, -1)
 RUN, WAIT_MEM, WAIT_LOCK, WAIT_BARRIER, FINISHED = range(5)
 NO_PROXY, BASIC, REACTIVE = range(3)
 LINE_SHIFT = 6                      # 64-byte lines
@@ -636,6 +636,7 @@ def run(op, addr, length, cursor, ended, nodes, buffer_limit, proxies, first_tou
                 _release_barrier(Q, node, stats, nodes)
                 if init_at_barrier and glob[G_INIT_DONE] == 0:
                     return INIT_END
+                return PHASE_END
             elif status != DONE:
                 return status
             continue

@@ -123,7 +123,9 @@ class CCNUMAResult:
     """Per-node counters (``processes``: name and :data:`COUNTERS`), totals, the parallel
     phase's length (``execution_cycles``), and per requester x node matrices of
     node-controller services (``visits``), their cycles (``demand``) and the services on
-    remote reads' paths (``read_visits``): the queueing model's inputs."""
+    remote reads' paths (``read_visits``); ``phase_*`` are the same summed phase by
+    phase with each barrier phase's busiest controller in column 0 (:class:`_Phases`):
+    the queueing model's inputs."""
 
     workload: str
     config: dict
@@ -133,6 +135,9 @@ class CCNUMAResult:
     visits: np.ndarray
     demand: np.ndarray
     read_visits: np.ndarray
+    phase_visits: np.ndarray
+    phase_demand: np.ndarray
+    phase_read_visits: np.ndarray
     lines: int
     pages: int
     seconds: float
@@ -222,6 +227,29 @@ class _Tables:
             glob[K.G_PAGES] = 0
 
 
+class _Phases:
+    """The requester x controller matrices summed over barrier phases, each phase's
+    busiest controller (by the cycles the phase asked of it) swapped into column 0
+    [REC]: barriers keep phases apart in time, so requests queue only with those of
+    their own phase, and a hot spot that moves from phase to phase (GE's pivot row)
+    stays one hot spot instead of being averaged away over the run."""
+
+    def __init__(self, vis, demand, rvis):
+        self.live = (vis, demand, rvis)
+        self.last = tuple(a.copy() for a in self.live)
+        self.sums = tuple(np.zeros_like(a) for a in self.live)
+
+    def fold(self):
+        """Add the phase that ends now."""
+        phase = tuple(a - b for a, b in zip(self.live, self.last))
+        order = np.arange(phase[1].shape[1])
+        hot = int(np.argmax(phase[1].sum(axis=0)))
+        order[0], order[hot] = hot, 0
+        for total, a in zip(self.sums, phase):
+            total += a[:, order]
+        self.last = tuple(a.copy() for a in self.live)
+
+
 def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
                     protocol: DirectoryProtocol = DIRECTORY) -> CCNUMAResult:
     """Run every process of ``workload`` on its own node to the end of its trace (or
@@ -257,6 +285,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
     node = np.zeros((P, K.N_NODE), np.int64)
     stats = np.zeros((P, K.N_STATS), np.int64)
     vis, demand, rvis = (np.zeros((P, P), np.int64) for _ in range(3))
+    phases = _Phases(vis, demand, rvis)
     init = config.initialisation == "first-barrier"
     first_touch = config.placement == "first-touch"
     buffer_limit = -1 if config.buffer is None else config.buffer
@@ -269,10 +298,13 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
                      tables.lines, tables.page_home, tables.lock_holder, caches, Q, ring, pend_line, pend_head, node,
                      stats, vis, demand, rvis, protocol.arrays())
         if code == K.DONE:
+            phases.fold()
             break
         if code >= 0:
             refs.refill(code)
             node[code, K.N_CPR] = refs.cycles[code]
+        elif code == K.PHASE_END:
+            phases.fold()
         elif code == K.GROW:
             tables.grow(glob)
         elif code == K.INIT_END:
@@ -284,6 +316,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
             tables.forget_lines(not first_touch, glob)
             for a in (stats, vis, demand, rvis):
                 a[:] = 0
+            phases = _Phases(vis, demand, rvis)
         elif code in (K.STALE_READ, K.TWO_WRITABLE):
             what = "read an old value" if code == K.STALE_READ else "stored while another node held the line"
             raise CoherenceViolation(f"protocol {protocol.name}: node {int(glob[K.G_CHECK_FAIL])} {what}")
@@ -299,4 +332,4 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
                   for i, p in enumerate(workload.processes))
     totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
     return CCNUMAResult(workload.name, config.to_dict(), procs, totals, execution, vis, demand, rvis,
-                        int(glob[K.G_LINES]), int(glob[K.G_PAGES]), time.perf_counter() - t0)
+                        *phases.sums, int(glob[K.G_LINES]), int(glob[K.G_PAGES]), time.perf_counter() - t0)

@@ -4,28 +4,40 @@ The question of Talbot & Kelly, "Stable performance for cc-NUMA using first-touc
 placement and reactive proxies" (1999): which page placement, are proxies worth it,
 where is the hot spot.  One closed class per processor (population 1); each cycle of a
 class is one of its memory transactions (a miss or an upgrade the processor waits
-for).  The centres are the P node controllers; class ``p`` visits controller ``n``
-``visits[p][n] / transactions[p]`` times per cycle and needs ``demand[p][n] /
+for).  The centres are the P node controllers; class ``p`` visits centre ``k``
+``visits[p][k] / transactions[p]`` times per cycle and needs ``demand[p][k] /
 transactions[p]`` cycles there, as the simulator counted them under the placement and
 proxy option being modelled.  So the placement enters through where the visits go,
 proxies through the home visits that combining removes and the proxy visits added,
-finite buffers through the bounce-and-retry visits.  Everything else a transaction
-costs (network latency and gaps, and the work between transactions) is the class's
-think time::
+finite buffers through the bounce-and-retry visits.
 
-    Z[p] = (work[p] + stall[p] - queueing[p]) / transactions[p] - sum_n D[p][n]
+Barrier phases [REC]: the calibration (:func:`calibration.ccnuma.model_values`) sums
+the counts phase by phase with each phase's busiest controller as centre 0.  Barriers
+keep phases apart in time, so a request queues only with requests of its own phase; a
+hot spot that moves from phase to phase (GE's pivot row, on a new home every other
+step) is then one centre that every phase loads, where a whole-run sum would spread
+it over the homes and the model would miss the queue.  ``node_demand`` (requester x
+node, not aligned) gives each node's utilisation and the hot node.
+
+Everything else a transaction costs (network latency and gaps, and the work between
+transactions) is the class's think time::
+
+    Z[p] = (work[p] + stall[p] - queueing[p]) / transactions[p] - sum_k D[p][k]
 
 with ``stall`` the cycles the processor waited and ``queueing`` the part of them
 spent in input buffers, so with no queueing the model's cycle is the simulator's.
-MVA then supplies the queueing: execution time = max over processors of
-``transactions[p] * cycle[p]`` plus the measured barrier imbalance (``imbalance``, the
-simulated execution time less the busiest processor's own time).  Remote-read response
-= the simulated unloaded response per remote read (``read_fixed``) + the MVA wait per
-visit at each controller times the visits a remote read makes there (``read_visits``).
+MVA then supplies the queueing: execution time = the processors' mean of
+``transactions[p] * cycle[p]`` plus the measured barrier overhead (``imbalance``, the
+simulated execution time less the processors' mean own time; the mean, because the
+maximum picks whichever class the model overestimates most).  Remote-read response =
+the simulated unloaded response per remote read (``read_fixed``) + the MVA wait per
+visit at each centre times the visits a remote read makes there (``read_visits``).
 
 Accuracy [REC]: the controllers serve in order with class-dependent, nearly constant
 service; MVA treats them as processor sharing (the product form needs it), and with 64
-classes ``auto`` picks an approximate MVA and says so in the message.
+classes ``auto`` picks an approximate MVA and says so in the message.  Staggered
+all-to-all exchanges (the transpose under first-touch) queue less than MVA's random
+mixing assumes, so the model overestimates their response.
 """
 from __future__ import annotations
 
@@ -49,13 +61,15 @@ PARAMETERS = (
     Parameter("work", (0.0,), "cycles", "cycles of work per processor", real_list()),
     Parameter("stall", (0.0,), "cycles", "cycles each processor waited on its transactions", real_list()),
     Parameter("queueing", (0.0,), "cycles", "of which waiting in input buffers", real_list()),
-    Parameter("visits", ((0.0,),), "visits", "node-controller services by requester (rows) and node", _matrix),
-    Parameter("demand", ((0.0,),), "cycles", "node-controller cycles by requester and node", _matrix),
+    Parameter("visits", ((0.0,),), "visits", "node-controller services by requester (rows) and centre", _matrix),
+    Parameter("demand", ((0.0,),), "cycles", "node-controller cycles by requester and centre", _matrix),
+    Parameter("node_demand", (), "cycles", "node-controller cycles by requester and node (empty: demand)",
+              lambda name, value: () if isinstance(value, (list, tuple)) and not value else _matrix(name, value)),
     Parameter("remote_reads", (0.0,), "reads", "remote reads per processor", real_list()),
     Parameter("read_fixed", (0.0,), "cycles", "mean remote-read response without queueing, per processor",
               real_list()),
     Parameter("read_visits", ((0.0,),), "visits", "controller services on remote reads' paths", _matrix),
-    Parameter("imbalance", 0.0, "cycles", "barrier imbalance: execution time less the busiest processor's time",
+    Parameter("imbalance", 0.0, "cycles", "barrier overhead: execution time less the processors' mean own time",
               real()),
     Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy)", real(0.0, strict=True)),
     Parameter("method", "auto", "", "MVA method: auto, exact, linearizer, schweitzer",
@@ -76,7 +90,7 @@ class CCNUMA(ParameterisedModel):
         for name in ("work", "stall", "queueing", "remote_reads", "read_fixed"):
             if len(v[name]) != P:
                 raise ModelError(name, f"needs {P} values (one per processor, as transactions), got {len(v[name])}")
-        for name in ("visits", "demand", "read_visits"):
+        for name in ("visits", "demand", "read_visits") + (("node_demand",) if v["node_demand"] else ()):
             if len(v[name]) != P:
                 raise ModelError(name, f"needs {P} x {P} values, got {len(v[name])} rows")
 
@@ -110,13 +124,15 @@ class CCNUMA(ParameterisedModel):
         wait = np.where(V > 0, (R - D) / np.maximum(V, 1e-300), 0.0)  # queueing per visit
         cycle = R.sum(axis=0) + np.asarray(net.think_time, float)
         own = T * cycle
-        execution = float(own.max() + v["imbalance"])
+        execution = float(own.mean() + v["imbalance"])
         reads = np.asarray(v["remote_reads"], float)
         per_read = np.asarray(v["read_visits"], float).T / np.maximum(reads, 1.0)[None, :]
         response = np.asarray(v["read_fixed"], float) + (per_read * wait).sum(axis=0)
         mean_response = float((response * reads).sum() / reads.sum()) if reads.sum() > 0 else 0.0
         X = np.asarray(r.throughput, float)
-        util = (D * np.asarray(X).reshape(1, -1)).sum(axis=1)
+        per_cycle = (np.asarray(v["node_demand"], float) if v["node_demand"] else np.asarray(v["demand"], float)) \
+            / T[:, None] / v["nc_speed"]
+        util = (per_cycle * X.reshape(-1, 1)).sum(axis=0)          # forced flow, node by node
         hot = int(np.argmax(util))
         outputs = {"execution_cycles": execution, "remote_read_response_cycles": mean_response,
                    "hot_node": hot, "hot_node_utilization": float(util[hot]),
