@@ -3,8 +3,10 @@
 An event-driven simulation: one heap of timed events (a processor resuming, a message
 reaching a node controller), one FCFS non-pipelined server per node controller, LogP
 latencies and gaps.  One call runs until a processor needs its reference buffer
-refilled (returns its id), the tables need room (``GROW``), every processor has
-finished and the network drained (``DONE``), nothing can run (``DEADLOCK``) or, in
+refilled (returns its id), the tables need room (``GROW``), a barrier released
+(``INIT_END`` for the first, ending the initialisation phase, else ``PHASE_END``, so
+the driver can close the phase's counts), every processor has finished and the
+network drained (``DONE``), nothing can run (``DEADLOCK``) or, in
 checking mode, the protocol let a read see an old value or two nodes hold a line
 writable (``STALE_READ``, ``TWO_WRITABLE``).  See :mod:`calibration.sim.ccnuma`.
 
