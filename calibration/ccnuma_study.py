@@ -7,21 +7,19 @@ remote-read response, input-buffer queueing, relative to first-touch without pro
 on infinite buffers), its findings with our numbers, and the ``ccnuma`` queueing model
 against the simulator (execution time, remote-read response, ranking).
 
-``python -m calibration.ccnuma_study [--small] [--nodes 64] [--kernels ge,...] [--csv FILE]``
+``python -m calibration.ccnuma_study [--small] [--nodes 64] [--kernels ge,...] [--csv FILE [--force]]``
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import pandas as pd
 
-from mva.errors import ModelError
-
 from .ccnuma import model_values
 from .sim.ccnuma import CCNUMAConfig, simulate_ccnuma
 from .sim.parallel import CCNUMA_KERNELS, parallel_kernel
+from .study_cli import run_study, study_parser
 
 __all__ = ["CASES", "study", "findings", "main"]
 
@@ -120,54 +118,41 @@ def _ranks_agree(frame):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m calibration.ccnuma_study", description=__doc__.split("\n\n")[0])
-    p.add_argument("--nodes", type=int, default=64)
-    p.add_argument("--small", action="store_true", help="small kernels (a test-sized run)")
-    p.add_argument("--kernels", default=",".join(CCNUMA_KERNELS), help="comma-separated: "
-                   + ", ".join(CCNUMA_KERNELS))
-    p.add_argument("--csv", metavar="FILE", help="write every row to FILE")
-    args = p.parse_args(argv)
-    try:
-        kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-        bad = [k for k in kernels if k not in CCNUMA_KERNELS]
-        if bad:
-            raise ModelError("--kernels", f"unknown kernel(s) {', '.join(bad)}; choose from "
-                             + ", ".join(CCNUMA_KERNELS))
-        t0 = time.perf_counter()
-        frame = study(args.nodes, args.small, kernels)
-        refs = frame.references.sum()
-        print(f"{args.nodes} nodes; {len(frame)} runs, {refs:,} references simulated in "
-              f"{time.perf_counter() - t0:.1f} s\n")
-        frame["case"] = frame.placement + "/" + frame.proxies
-        for col, title in (("relative_execution_cycles", "Relative execution time, % of ft without proxies "
-                                                         "(Figures 1.5, 1.8)"),
-                           ("relative_messages", "Relative number of messages, % (Figures 1.6, 1.9)"),
-                           ("relative_remote_read_response", "Relative remote read response, % "
-                                                             "(Figures 1.7, 1.10)"),
-                           ("buffer_queueing", "Mean input buffer queueing cycles (Table 1.4)")):
-            wide = frame.pivot_table(index="kernel", columns=["buffers", "case"], values=col, sort=False)
-            print(title)
-            print(wide.round(1).to_string(), "\n")
-        print("\n".join(findings(frame)), "\n")
-        agree = _ranks_agree(frame)
-        print("The ccnuma queueing model against the simulator")
-        show = frame[["kernel", "buffers", "case", "execution_cycles", "model_execution_cycles",
-                      "model_error_execution", "remote_read_response", "model_remote_read_response",
-                      "model_error_response", "hot_node", "model_hot_node"]]
-        print(show.round(3).to_string(index=False))
-        within = (frame.model_error_response.abs() <= 0.15).sum()
-        print(f"\nranking of the options agrees in {sum(agree.values())} of {len(agree)} (kernel, buffers) groups: "
-              + ", ".join(f"{k}/{b}" for (k, b), a in agree.items() if not a) if not all(agree.values()) else
-              f"\nranking of the options agrees in all {len(agree)} (kernel, buffers) groups")
-        print(f"remote-read response within 15%: {within} of {frame.model_error_response.notna().sum()} runs")
-        if args.csv:
-            frame.to_csv(args.csv, index=False)
-            print(f"wrote {args.csv}")
-    except ModelError as e:
-        print(f"calibration.ccnuma_study: {e}", file=sys.stderr)
-        return 2
-    return 0
+    p = study_parser("python -m calibration.ccnuma_study", __doc__, 64, CCNUMA_KERNELS)
+    return run_study(p, argv, CCNUMA_KERNELS, _report)
 
+
+def _report(args, kernels):
+    t0 = time.perf_counter()
+    frame = study(args.nodes, args.small, kernels)
+    refs = frame.references.sum()
+    print(f"{args.nodes} nodes; {len(frame)} runs, {refs:,} references simulated in "
+          f"{time.perf_counter() - t0:.1f} s\n")
+    frame["case"] = frame.placement + "/" + frame.proxies
+    for col, title in (("relative_execution_cycles", "Relative execution time, % of ft without proxies "
+                                                     "(Figures 1.5, 1.8)"),
+                       ("relative_messages", "Relative number of messages, % (Figures 1.6, 1.9)"),
+                       ("relative_remote_read_response", "Relative remote read response, % "
+                                                         "(Figures 1.7, 1.10)"),
+                       ("buffer_queueing", "Mean input buffer queueing cycles (Table 1.4)")):
+        wide = frame.pivot_table(index="kernel", columns=["buffers", "case"], values=col, sort=False)
+        print(title)
+        print(wide.round(1).to_string(), "\n")
+    print("\n".join(findings(frame)), "\n")
+    agree = _ranks_agree(frame)
+    print("The ccnuma queueing model against the simulator")
+    show = frame[["kernel", "buffers", "case", "execution_cycles", "model_execution_cycles",
+                  "model_error_execution", "remote_read_response", "model_remote_read_response",
+                  "model_error_response", "hot_node", "model_hot_node"]]
+    print(show.round(3).to_string(index=False))
+    within = (frame.model_error_response.abs() <= 0.15).sum()
+    wrong = [f"{k}/{b}" for (k, b), a in agree.items() if not a]
+    print(f"\nranking of the options agrees in {len(agree) - len(wrong)} of {len(agree)} (kernel, buffers) groups"
+          + (f"; not in {', '.join(wrong)}" if wrong else ""))
+    print(f"remote-read response within 15%: {within} of {frame.model_error_response.notna().sum()} runs")
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}")
 
 if __name__ == "__main__":
     sys.exit(main())

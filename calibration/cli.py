@@ -282,10 +282,21 @@ BUS_ONLY = tuple(k for k in SIM_OPTIONS if k not in CMT_OPTIONS and k != "refere
 CMT_ONLY = tuple(k for k in CMT_OPTIONS if k not in SIM_OPTIONS) + ("schedule",)
 
 
+def _write_result(args, d: dict, table) -> None:
+    """A run's result ``d`` to ``-o`` or stdout: one JSON line with ``--format json``,
+    else ``table(out)`` writes the table."""
+    with output_stream(args.output, args.force) as out:
+        if args.format == "json":
+            out.write(json.dumps(d) + "\n")
+        else:
+            table(out)
+
+
 def _refuse_options(args, options, problem):
     """One line naming the first of ``options`` (argparse names) given on the command
     line, with ``problem``: the options another machine owns."""
-    given = [f"--{k.replace('_', '-')}" for k in options if getattr(args, k, None) not in (None, False, [])]
+    given = [f"--{k.replace('_', '-')}" for k in options
+             if (v := getattr(args, k, None)) is not None and v is not False and v != []]     # 0 is given
     if given:
         raise ModelError(given[0], problem)
 
@@ -308,42 +319,42 @@ def _cmd_simulate_cmt(args):
     cfg = replace(cfg, schedule=schedule_groups)
     d = simulate_cmt(wl, cfg, traces=traces).to_dict()
     d["config"]["schedule"] = schedule
-    with output_stream(args.output, args.force) as out:
-        if args.format == "json":
-            out.write(json.dumps(d) + "\n")
-        else:
-            c = d["config"]
-            out.write(f"{d['workload']}: {c['cores']} core(s) x {c['contexts']} contexts, L1 {_size_label(c['l1'])} "
-                      f"{c['l1_assoc']}-way, L2 {_size_label(c['l2'])} {c['l2_assoc']}-way, {c['block']}-byte blocks, "
-                      f"{schedule} schedule\n")
-            out.write(f"  cycles {d['cycles']:,} (after {c['warmup']:,} of warm-up), instructions "
-                      f"{d['instructions']:,}\n")
-            out.write(f"  IPC {d['ipc']:.4f}" + (f"  (cores: {', '.join(f'{v:.3f}' for v in d['core_ipc'])})"
-                                                 if len(d['core_ipc']) > 1 else "") + "\n")
-            out.write(f"  L1 miss ratio {d['l1_miss_ratio']:.4f} per data reference; L2 miss ratio "
-                      f"{d['l2_miss_ratio']:.4f} per L2 access ({d['l2_misses_per_reference']:.5f} per reference)\n")
-            out.write(f"  memory channel utilisation {d['memory_utilization']:.3f}; CPU share std "
-                      f"{d['share_std']:.4f}\n")
-            out.write(f"  {'thread':<16} {'instructions':>13} {'share':>7} {'IPC':>7} {'L1 miss':>8} {'L2 miss':>8}\n")
-            scheduled = max(sum(t["scheduled_cycles"] for t in d["threads"]), 1)
-            for t in d["threads"]:
-                refs = max(t["references"], 1)
-                out.write(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
-                          f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
-                          f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}\n")
+
+    def table(out):
+        c = d["config"]
+        out.write(f"{d['workload']}: {c['cores']} core(s) x {c['contexts']} contexts, L1 {_size_label(c['l1'])} "
+                  f"{c['l1_assoc']}-way, L2 {_size_label(c['l2'])} {c['l2_assoc']}-way, {c['block']}-byte blocks, "
+                  f"{schedule} schedule\n")
+        out.write(f"  cycles {d['cycles']:,} (after {c['warmup']:,} of warm-up), instructions "
+                  f"{d['instructions']:,}\n")
+        out.write(f"  IPC {d['ipc']:.4f}" + (f"  (cores: {', '.join(f'{v:.3f}' for v in d['core_ipc'])})"
+                                             if len(d['core_ipc']) > 1 else "") + "\n")
+        out.write(f"  L1 miss ratio {d['l1_miss_ratio']:.4f} per data reference; L2 miss ratio "
+                  f"{d['l2_miss_ratio']:.4f} per L2 access ({d['l2_misses_per_reference']:.5f} per reference)\n")
+        out.write(f"  memory channel utilisation {d['memory_utilization']:.3f}; CPU share std "
+                  f"{d['share_std']:.4f}\n")
+        out.write(f"  {'thread':<16} {'instructions':>13} {'share':>7} {'IPC':>7} {'L1 miss':>8} {'L2 miss':>8}\n")
+        scheduled = max(sum(t["scheduled_cycles"] for t in d["threads"]), 1)
+        for t in d["threads"]:
+            refs = max(t["references"], 1)
+            out.write(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
+                      f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
+                      f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}\n")
+
+    _write_result(args, d, table)
     return 0
 
 
-SVM_OPTIONS = ("granularity", "home", "cycles_per_reference", "nodes")
+PARALLEL_OPTIONS = ("cycles_per_reference", "nodes")      # the machines that run parallel kernels
+SVM_ONLY = ("granularity", "home")
 
 
 def _cmd_simulate_svm(args):
     from .sim.machine import parse_size
     from .sim.svm import PAGE, SVMConfig, simulate_svm
 
-    svm_or_shared = set(SVM_OPTIONS) | {"protocol", "references", "seed"}
     _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *CCNUMA_ONLY, "sweep", "scalability", "check")
-                           if k not in svm_or_shared], "does not apply to --machine svm")
+                           if k not in ("protocol", "references", "seed")], "does not apply to --machine svm")
     protocol = args.protocol or "hlrc"
     if protocol not in ("hlrc", "sc"):
         raise ModelError("--protocol", f"--machine svm runs hlrc or sc, not {protocol}")
@@ -354,58 +365,56 @@ def _cmd_simulate_svm(args):
     cfg = SVMConfig(protocol, granularity, args.home or "first-touch", args.cycles_per_reference, args.references)
     wl = _workload(args)
     d = simulate_svm(wl, cfg).to_dict()
-    with output_stream(args.output, args.force) as out:
-        if args.format == "json":
-            out.write(json.dumps(d) + "\n")
-        else:
-            t = d["totals"]
-            unit = "page" if protocol == "hlrc" else f"{granularity}-byte block"
-            out.write(f"{d['workload']}: {protocol.upper()} at {_size_label(granularity)}, {d['nodes']} nodes, "
-                      f"homes {cfg.home}\n")
-            out.write(f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
-                      f"(speedup {d['pram_speedup']:.2f})\n")
-            out.write(f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration "
-                      f"{d['lock_concentration']:.3f})\n")
-            out.write(f"  {'node':<10}" + "".join(f"{c:>15}" for c in SVM_COLUMNS) + "\n")
-            for p in d["processes"] + [{"name": "total", **t}]:
-                out.write(f"  {p['name']:<10}" + "".join(f"{p[c]:>15,}" for c in SVM_COLUMNS) + "\n")
+
+    def table(out):
+        t = d["totals"]
+        unit = "page" if protocol == "hlrc" else f"{granularity}-byte block"
+        out.write(f"{d['workload']}: {protocol.upper()} at {_size_label(granularity)}, {d['nodes']} nodes, "
+                  f"homes {cfg.home}\n")
+        out.write(f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
+                  f"(speedup {d['pram_speedup']:.2f})\n")
+        out.write(f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration "
+                  f"{d['lock_concentration']:.3f})\n")
+        out.write(f"  {'node':<10}" + "".join(f"{c:>15}" for c in SVM_COLUMNS) + "\n")
+        for p in d["processes"] + [{"name": "total", **t}]:
+            out.write(f"  {p['name']:<10}" + "".join(f"{p[c]:>15,}" for c in SVM_COLUMNS) + "\n")
+
+    _write_result(args, d, table)
     return 0
 
 
 CCNUMA_ONLY = ("placement", "proxies", "buffer", "slc", "flc", "initialisation")
-CCNUMA_OPTIONS = CCNUMA_ONLY + ("cycles_per_reference", "nodes")
 
 
 def _cmd_simulate_ccnuma(args):
     from .sim.ccnuma import CCNUMAConfig, simulate_ccnuma
 
-    allowed = set(CCNUMA_OPTIONS) | {"references", "seed", "check"}
-    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *SVM_OPTIONS, "sweep", "scalability", "protocol")
-                           if k not in allowed], "does not apply to --machine ccnuma")
+    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *SVM_ONLY, "sweep", "scalability", "protocol")
+                           if k not in ("references", "seed", "check")], "does not apply to --machine ccnuma")
     cfg = CCNUMAConfig.from_options(placement=args.placement, proxies=args.proxies, buffer=args.buffer,
                                     slc=args.slc, flc=args.flc, initialisation=args.initialisation,
                                     check=bool(args.check), cycles_per_reference=args.cycles_per_reference,
                                     references=args.references)
     wl = _workload(args, default_nodes=64)            # the study's machine
     d = simulate_ccnuma(wl, cfg).to_dict()
-    with output_stream(args.output, args.force) as out:
-        if args.format == "json":
-            out.write(json.dumps(d) + "\n")
-        else:
-            t = d["totals"]
-            buf = "infinite" if cfg.buffer is None else f"{cfg.buffer} messages"
-            out.write(f"{d['workload']}: cc-NUMA, {d['nodes']} nodes, {cfg.placement} pages, proxies {cfg.proxies}, "
-                      f"input buffers {buf}\n")
-            out.write(f"  execution {d['execution_cycles']:,} cycles (parallel phase); references "
-                      f"{d['references']:,}; messages {d['messages']:,}\n")
-            out.write(f"  remote reads {d['remote_reads']:,}, mean response {d['remote_read_response_cycles']:.1f} "
-                      f"cycles; input buffer queueing {d['input_buffer_queueing_cycles']:.1f} cycles per message\n")
-            out.write(f"  bounces {d['bounces']:,}; proxy reads {d['proxy_reads']:,} (combined {t['combined']:,}, "
-                      f"served from a proxy's cache {t['proxy_hits']:,}); hot node {d['hot_node']}\n")
-            out.write(f"  {'node':<14}" + "".join(f"{c:>14}" for c in CCNUMA_COLUMNS) + f"{'NC util':>9}\n")
-            for p, u in zip(d["processes"], d["nc_utilization"]):
-                out.write(f"  {p['name']:<14}" + "".join(f"{p[c]:>14,}" for c in CCNUMA_COLUMNS) + f"{u:>9.3f}\n")
-            out.write(f"  {'total':<14}" + "".join(f"{t[c]:>14,}" for c in CCNUMA_COLUMNS) + "\n")
+
+    def table(out):
+        t = d["totals"]
+        buf = "infinite" if cfg.buffer is None else f"{cfg.buffer} messages"
+        out.write(f"{d['workload']}: cc-NUMA, {d['nodes']} nodes, {cfg.placement} pages, proxies {cfg.proxies}, "
+                  f"input buffers {buf}\n")
+        out.write(f"  execution {d['execution_cycles']:,} cycles (parallel phase); references "
+                  f"{d['references']:,}; messages {d['messages']:,}\n")
+        out.write(f"  remote reads {d['remote_reads']:,}, mean response {d['remote_read_response_cycles']:.1f} "
+                  f"cycles; input buffer queueing {d['input_buffer_queueing_cycles']:.1f} cycles per message\n")
+        out.write(f"  bounces {d['bounces']:,}; proxy reads {d['proxy_reads']:,} (combined {t['combined']:,}, "
+                  f"served from a proxy's cache {t['proxy_hits']:,}); hot node {d['hot_node']}\n")
+        out.write(f"  {'node':<14}" + "".join(f"{c:>14}" for c in CCNUMA_COLUMNS) + f"{'NC util':>9}\n")
+        for p, u in zip(d["processes"], d["nc_utilization"]):
+            out.write(f"  {p['name']:<14}" + "".join(f"{p[c]:>14,}" for c in CCNUMA_COLUMNS) + f"{u:>9.3f}\n")
+        out.write(f"  {'total':<14}" + "".join(f"{t[c]:>14,}" for c in CCNUMA_COLUMNS) + "\n")
+
+    _write_result(args, d, table)
     return 0
 
 
@@ -427,15 +436,13 @@ def _cmd_simulate(args):
     if args.machine == "ccnuma":
         return _cmd_simulate_ccnuma(args)
     _refuse_options(args, CCNUMA_ONLY, "applies to --machine ccnuma only")
-    svm_given = [f"--{k.replace('_', '-')}" for k in SVM_OPTIONS if getattr(args, k, None) is not None]
-    if svm_given or args.protocol in ("hlrc", "sc"):
-        raise ModelError((svm_given or ["--protocol"])[0], f"{'' if svm_given else args.protocol + ' '}applies to "
-                                                           "--machine svm only")
+    _refuse_options(args, SVM_ONLY, "applies to --machine svm only")
+    _refuse_options(args, PARALLEL_OPTIONS, "applies to --machine svm or ccnuma only")
+    if args.protocol in ("hlrc", "sc"):
+        raise ModelError("--protocol", f"{args.protocol} applies to --machine svm only")
     if args.machine == "cmt":
         return _cmd_simulate_cmt(args)
-    cmt_given = [k for k in CMT_ONLY if getattr(args, k, None) is not None]
-    if cmt_given:
-        raise ModelError(f"--{cmt_given[0].replace('_', '-')}", "applies to --machine cmt only")
+    _refuse_options(args, CMT_ONLY, "applies to --machine cmt only")
     wl = _workload(args)
     sweeps = parse_sweeps(args.sweep) if args.sweep else {}
     cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]

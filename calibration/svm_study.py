@@ -4,19 +4,17 @@ generated kernel, original and restructured, simulated under HLRC and SC, then t
 layered model over the grid of communication sets {A, H, B, W, B+} x protocol sets
 {O, H, B}; prints the paper's comparisons and the MVA-against-simulation check.
 
-``python -m calibration.svm_study [--small] [--nodes 16] [--csv FILE] [--plot PNG]``
+``python -m calibration.svm_study [--small] [--nodes 16] [--kernels fft,...] [--csv FILE] [--plot PNG] [--force]``
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import pandas as pd
 
-from mva.errors import ModelError
-
 from .sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
+from .study_cli import run_study, study_parser
 from .svm import application_values, simulate_pair
 
 __all__ = ["study", "grid", "conclusions", "validation", "plot_speedups", "main", "GRANULARITY"]
@@ -158,48 +156,37 @@ def plot_speedups(frame: pd.DataFrame, path: str | None = None):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m calibration.svm_study", description=__doc__.split("\n\n")[0])
-    p.add_argument("--nodes", type=int, default=16)
-    p.add_argument("--small", action="store_true", help="small kernels (a test-sized run)")
-    p.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated: " + ", ".join(KERNELS))
+    p = study_parser("python -m calibration.svm_study", __doc__, 16, KERNELS)
     p.add_argument("--events", type=int, default=2_000_000, help="simulation events per validation solve")
-    p.add_argument("--csv", metavar="FILE", help="write the grid to FILE")
     p.add_argument("--plot", metavar="PNG", help="draw the Figure 3 style speedup bars to PNG")
-    args = p.parse_args(argv)
-    try:
-        kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-        bad = [k for k in kernels if k not in KERNELS]
-        if bad:
-            raise ModelError("--kernels", f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KERNELS)}")
-        t0 = time.perf_counter()
-        values = study(args.nodes, args.small, kernels)
-        t1 = time.perf_counter()
-        frame = grid(values)
-        t2 = time.perf_counter()
-        print(f"{args.nodes} nodes; simulated in {t1 - t0:.1f} s, {len(frame)} model solves in {t2 - t1:.1f} s\n")
-        stuck = frame[~frame.converged]
-        if len(stuck):
-            print(f"NOT CONVERGED ({len(stuck)}): " + ", ".join(
-                f"{r.kernel} {r.coherence} {r.communication}{r.protocol}" for r in stuck.itertuples()) + "\n")
-        wide = frame.assign(case=frame.communication + frame.protocol).pivot_table(
-            index=["kernel", "coherence"], columns="case", values="speedup", sort=False)
-        cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HB", "BO", "BH", "BB", "B+O", "B+B") if c in wide]
-        print(wide[cols].round(2).to_string(), "\n")
-        print("\n".join(conclusions(frame)), "\n")
-        check = validation(values, events=args.events)
-        print("MVA against discrete-event simulation of the same network (speedup)")
-        print(check.round(3).to_string(index=False))
-        if args.csv:
-            frame.to_csv(args.csv, index=False)
-        if args.plot:
-            import matplotlib
-            matplotlib.use("Agg")
-            plot_speedups(frame, args.plot)
-    except ModelError as exc:
-        print(f"python -m calibration.svm_study: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return run_study(p, argv, KERNELS, _report, files=("csv", "plot"))
 
+
+def _report(args, kernels):
+    t0 = time.perf_counter()
+    values = study(args.nodes, args.small, kernels)
+    t1 = time.perf_counter()
+    frame = grid(values)
+    t2 = time.perf_counter()
+    print(f"{args.nodes} nodes; simulated in {t1 - t0:.1f} s, {len(frame)} model solves in {t2 - t1:.1f} s\n")
+    stuck = frame[~frame.converged]
+    if len(stuck):
+        print(f"NOT CONVERGED ({len(stuck)}): " + ", ".join(
+            f"{r.kernel} {r.coherence} {r.communication}{r.protocol}" for r in stuck.itertuples()) + "\n")
+    wide = frame.assign(case=frame.communication + frame.protocol).pivot_table(
+        index=["kernel", "coherence"], columns="case", values="speedup", sort=False)
+    cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HB", "BO", "BH", "BB", "B+O", "B+B") if c in wide]
+    print(wide[cols].round(2).to_string(), "\n")
+    print("\n".join(conclusions(frame)), "\n")
+    check = validation(values, events=args.events)
+    print("MVA against discrete-event simulation of the same network (speedup)")
+    print(check.round(3).to_string(index=False))
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        plot_speedups(frame, args.plot)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -276,3 +276,21 @@ def test_generated_traces_are_cut_into_exact_chunks_lazily(sizes, chunk):
     lengths = [c.op.shape[0] for c in out]
     assert all(n == chunk for n in lengths[:-1]) and (not lengths or 0 < lengths[-1] <= chunk)
     assert np.concatenate([c.addr for c in out]).tolist() == list(range(sum(sizes))) if out else sum(sizes) == 0
+
+
+def test_study_never_writes_over_a_file_and_names_bad_kernels(tmp_path, capsys):
+    from calibration.ccnuma_study import main
+
+    csv = tmp_path / "rows.csv"
+    csv.write_text("mine\n")
+    assert main(["--small", "--nodes", "4", "--kernels", "ge", "--csv", str(csv)]) == 2
+    assert "--csv" in capsys.readouterr().err and csv.read_text() == "mine\n"
+    assert main(["--small", "--nodes", "4", "--kernels", "fft"]) == 2
+    assert "--kernels: unknown kernel(s) fft" in capsys.readouterr().err
+
+
+def test_options_of_another_machine_are_refused_even_when_zero(run_cli):
+    code, out, err = run_cli("simulate", "ge", "--buffer", "0")
+    assert code == 2 and "--buffer" in err and "--machine ccnuma" in err
+    code, out, err = run_cli("simulate", "ge", "--machine", "ccnuma", "--granularity", "64B")
+    assert code == 2 and "--granularity" in err

@@ -236,8 +236,6 @@ def _check_store(p, x, la, slc_tag, slc_state, slc_ver, ver_latest, nodes):
     return DONE
 
 
-
-
 @jit
 def _pending_slot(pend_line, n, x):
     """Slot of line ``x`` among proxy ``n``'s pending fetches (``x = -1``: a free slot)."""
@@ -505,7 +503,8 @@ def _home(h, x, ask, r, what, flag, now, Q, node, stats, lines, caches, check, n
     home_action, home_next, owner_next, fill_state = table
     stats[h, C_HOME_REQUESTS] += 1
     if busy[x]:
-        # a transaction is under way: negative acknowledgement, the asker retries
+        # a transaction is under way: negative acknowledgement, the asker retries; the
+        # NACK carries the message kind to resend in WHAT and the request in EPOCH
         stats[ask, C_NACKS] += 1
         _send(ev, heap, free, glob, node, stats, K_NACK, now + DIRECTORY_ONLY + SEND, h, ask, x, r, ask,
               K_RD if what == READ else K_WR, flag, what, 0, 0, False)
@@ -799,7 +798,7 @@ def run(op, addr, length, cursor, ended, nodes, buffer_limit, proxies, first_tou
             elif kind == K_BOUNCE:
                 _send(ev, heap, free, glob, node, stats, K_RD, now + service, n, h, x, r, n, READ, flag, 0, 0, 0,
                       False)
-            else:
+            else:       # a NACK: resend its kind (WHAT) with its request (EPOCH), see _home
                 _send(ev, heap, free, glob, node, stats, what, now + service, n, h, x, r, n, ev[slot, E_EPOCH], flag,
                       0, 0, 0, False)
         if service < 0:
