@@ -7,8 +7,8 @@ import time
 
 from calibration.sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
-from calibration.svm import application_values
-from calibration.svm_study import GRANULARITY
+from calibration.profiles.svm_cluster import application_values
+from calibration.studies.svm import GRANULARITY
 from models.svm_cluster import SVMCluster
 
 

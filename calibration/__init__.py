@@ -1,18 +1,21 @@
-"""The companion trace-driven simulator and the fitting that turns simulated or measured
-outputs into model parameters.
+"""The companion trace-driven simulator, the model values drawn from its runs, the
+fitting, and the studies of the papers, as layers by role (each imports only the ones
+above it in this list):
 
-Layout (each layer imports only the ones below it):
-
-* :mod:`calibration.sim`: the simulator, a package of its own (traces, workloads and
-  generator, block map, protocol tables, one module per machine with its kernel);
+* :mod:`calibration.sim`: the simulated machines and what they share (traces,
+  workloads and generators, block map, protocol tables, one module per machine with its
+  kernel beside it);
+* :mod:`calibration.missratio`, :mod:`calibration.scheduling`: cache models from reuse
+  profiles, balance-set scheduling;
 * :mod:`calibration.fit`: least-squares fitting of model parameters to observations;
-* :mod:`calibration.tpcc`, :mod:`calibration.cpu_centre`, :mod:`calibration.sharedbus`:
-  model parameters from measurements or from simulation (TPC-C SMP, the FESC CPU
-  centre, the shared-bus model);
-* :mod:`calibration.report`: the TPC-W paper's findings reproduced on its preset;
+* :mod:`calibration.profiles`: one module per model kind, turning simulator runs (or
+  measurements) into that kind's values;
+* :mod:`calibration.studies`: one ``python -m`` driver per paper;
 * :mod:`calibration.cli`: ``mva trace``, ``mva simulate`` and ``mva calibrate``.
 
 The simulator's public names are re-exported here (``from calibration import simulate``).
+Modules of the old flat layout (``calibration.ccnuma_study``, ``calibration.sharedbus``,
+...) still import for one release, with a DeprecationWarning (``CHANGELOG.md``).
 """
 from .sim import (PRESETS, Application, Chunk, CoherenceViolation, Process, Request, SharedRange,
                   SimulationResult, SimulatorConfig, Workload, bus_costs, generate, load_workload, read_trace,

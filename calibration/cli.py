@@ -310,7 +310,8 @@ def _cmd_simulate_cmt(args):
     wl = _workload(args)
     traces = load_threads(wl, cfg.block, references=args.references, seed=cfg.seed)
     if schedule in ("perf", "fair"):
-        from .scheduling import balance_set_schedule, predict_groups, thread_profiles
+        from .profiles.cmt_core import predict_groups, thread_profiles
+        from .scheduling import balance_set_schedule
 
         profiles = thread_profiles(wl, cfg.block)
         schedule_groups, _ = balance_set_schedule(predict_groups(profiles, cfg), len(profiles), schedule)

@@ -31,7 +31,7 @@ Both weight thread i by its share of the group's references, ``weights`` (defaul
 references per instruction, i.e. threads retiring instructions at equal rates).  The paper averages with equal
 weights; the simulator's group miss ratio is total misses over total references, so a
 thread that stalls on its misses weighs less than its references per instruction say:
-:func:`calibration.scheduling.group_prediction` takes the shares from the CMT core
+:func:`calibration.profiles.cmt_core.group_prediction` takes the shares from the CMT core
 model's throughputs instead.
 """
 from __future__ import annotations

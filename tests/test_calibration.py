@@ -260,7 +260,7 @@ def test_rows_may_name_their_own_model_file(tmp_path, network_file, capsys):
 
 
 def test_one_cpu_ceiling_of_the_tpcc_tables():
-    from calibration.tpcc import HELD_OUT_TPMC, _repairman_capacity, one_cpu_bound
+    from models.tpcc_smp.ceiling import HELD_OUT_TPMC, one_cpu_bound, repairman_capacity
     from models.tpcc_smp import data
     from models.tpcc_smp import TPCCSMP
     from mva import Network, Station, exact_mva
@@ -289,11 +289,12 @@ def test_one_cpu_ceiling_of_the_tpcc_tables():
     assert np.maximum(0, 1 - over * bound["two_cpu_ceiling_tpmc"] / paper).max() == pytest.approx(0.10, abs=1e-9)
     # a faster one-CPU system lifts the ceiling
     assert one_cpu_bound(tpmc_1cpu=30.0)["two_cpu_ceiling_tpmc"] > bound["two_cpu_ceiling_tpmc"]
-    assert _repairman_capacity(0.5, 10, 1.0) > 0.5
+    assert repairman_capacity(0.5, 10, 1.0) > 0.5
 
 
 def test_tpcc_calibration_on_tables_10_and_12(capsys):
-    from calibration.tpcc import calibrate, main
+    from calibration.profiles.tpcc_smp import calibrate
+    from calibration.studies.tpcc import main
     from models.tpcc_smp import TPCCSMP
 
     cal = calibrate(["cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1"])
@@ -318,7 +319,7 @@ def test_tpcc_calibration_on_tables_10_and_12(capsys):
 
 def test_tpcc_example_files_agree_with_the_packaged_tables():
     """data/tpcc/ (the examples users run) and the tables the package ships say the same."""
-    from calibration.tpcc import observations
+    from calibration.profiles.tpcc_smp import observations
     from models.tpcc_smp import data
     from mva.files import read_document
     from mva.modelkind import flatten_document

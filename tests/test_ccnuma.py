@@ -174,7 +174,7 @@ def test_deadlock_is_one_line():
 
 
 def test_model_ranks_options_as_the_simulator_and_names_the_hot_node():
-    from calibration.ccnuma import model_document, model_values
+    from calibration.profiles.ccnuma import model_document, model_values
     from models.ccnuma import CCNUMA
 
     wl = parallel_kernel("transpose", processes=16, size=256)
@@ -196,7 +196,7 @@ def test_model_with_no_queueing_reproduces_the_simulated_cycle():
     from models.ccnuma import CCNUMA
     # one processor alone: no other class queues, so MVA's cycle is the simulator's
     r = simulate_ccnuma(parallel_kernel("ge", processes=1, size=32), CCNUMAConfig())
-    from calibration.ccnuma import model_values
+    from calibration.profiles.ccnuma import model_values
     out = CCNUMA(model_values(r)).solve().outputs
     assert out["execution_cycles"] == pytest.approx(r.execution_cycles, rel=1e-9)
     assert out["remote_read_response_cycles"] == 0.0
@@ -213,7 +213,7 @@ def test_phase_sums_keep_each_requesters_work_and_gather_a_moving_hot_spot():
 
 
 def test_model_ranks_ge_options_and_predicts_the_pivot_queue():
-    from calibration.ccnuma import model_values
+    from calibration.profiles.ccnuma import model_values
     from models.ccnuma import CCNUMA
 
     # the pivot reads after each barrier queue at one home; a whole-run model misses that
@@ -247,7 +247,7 @@ def test_simulate_command_line(run_cli, tmp_path):
 
 
 def test_study_small_run(capsys):
-    from calibration.ccnuma_study import main
+    from calibration.studies.ccnuma import main
 
     assert main(["--small", "--nodes", "4", "--kernels", "ge,ocean-contig"]) == 0
     out = capsys.readouterr().out
@@ -279,7 +279,7 @@ def test_generated_traces_are_cut_into_exact_chunks_lazily(sizes, chunk):
 
 
 def test_study_never_writes_over_a_file_and_names_bad_kernels(tmp_path, capsys):
-    from calibration.ccnuma_study import main
+    from calibration.studies.ccnuma import main
 
     csv = tmp_path / "rows.csv"
     csv.write_text("mine\n")

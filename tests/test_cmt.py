@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from calibration.cmt_study import main as study_main
-from calibration.scheduling import balance_set_schedule, default_threshold, group_prediction, predict_groups
+from calibration.studies.cmt import main as study_main
+from calibration.profiles.cmt_core import group_prediction, predict_groups
+from calibration.scheduling import balance_set_schedule, default_threshold
 from calibration.sim.cmt import CMTConfig, load_threads, round_robin_groups, simulate_cmt
 from calibration.sim.reuse import reuse_profile
 from calibration.sim.synthetic import locality_thread

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calibration import generate, simulate
-from calibration.sharedbus import model_from_runs, profile_from_runs
+from calibration.profiles.shared_bus import model_from_runs, profile_from_runs
 from models.shared_bus import SharedBus, solve_shared_bus
 from models.shared_bus.model import interpolate
 from mva import Network, Station, solve
@@ -133,7 +133,7 @@ def test_calibrated_from_simulator_runs_reproduces_them():
 
 
 def test_cpu_centre_from_the_simulator():
-    from calibration.cpu_centre import cpu_rate_table, gsp_by_jobs
+    from calibration.profiles.tpcc_smp import cpu_rate_table, gsp_by_jobs
     from mva.files import read_document
     from mva.modelkind import model_from_document
 
@@ -152,7 +152,7 @@ def test_cpu_centre_from_the_simulator():
 
 def test_report_commands_run_small(capsys):
     """The module commands the README shows run end to end (tiny sizes)."""
-    from calibration import cpu_centre, report, sharedbus
+    from calibration.studies import shared_bus as sharedbus, tpcc_cpu_centre as cpu_centre, tpcw as report
 
     assert sharedbus.main(["--references", "130000", "--cpus", "1:3", "--calibrate-at", "1,2"]) == 0
     out = capsys.readouterr().out

@@ -11,7 +11,7 @@ from calibration.sim.parallel import parallel_kernel
 from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.sim.traces import ACQUIRE, BARRIER, LOAD, RELEASE, STORE, Chunk
 from calibration.sim.workload import Process, SharedRange, Workload
-from calibration.svm import application_values, simulate_pair
+from calibration.profiles.svm_cluster import application_values, simulate_pair
 from models.svm_cluster import COMMUNICATION, PROTOCOL, SVMCluster, message_cycles
 from mva.errors import ModelError
 
@@ -187,7 +187,7 @@ def test_simulate_svm_cli(run_cli):
 def test_sweep_of_the_grid_from_a_model_file(tmp_path, run_cli, small_values):
     import tomli_w
 
-    from calibration.svm import model_document
+    from calibration.profiles.svm_cluster import model_document
 
     path = tmp_path / "fft.toml"
     path.write_bytes(tomli_w.dumps(model_document(small_values["fft"], "fft")).encode())
@@ -200,7 +200,7 @@ def test_sweep_of_the_grid_from_a_model_file(tmp_path, run_cli, small_values):
 
 
 def test_study_small_run(capsys):
-    from calibration import svm_study
+    from calibration.studies import svm as svm_study
 
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft,water", "--events", "100000"]) == 0
     out = capsys.readouterr().out

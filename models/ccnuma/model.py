@@ -11,7 +11,7 @@ proxy option being modelled.  So the placement enters through where the visits g
 proxies through the home visits that combining removes and the proxy visits added,
 finite buffers through the bounce-and-retry visits.
 
-Barrier phases [REC]: the calibration (:func:`calibration.ccnuma.model_values`) sums
+Barrier phases [REC]: the calibration (:func:`calibration.profiles.ccnuma.model_values`) sums
 the counts phase by phase with each phase's busiest controller as centre 0.  Barriers
 keep phases apart in time, so a request queues only with requests of its own phase; a
 hot spot that moves from phase to phase (GE's pivot row, on a new home every other
@@ -79,7 +79,7 @@ PARAMETERS = (
 
 class CCNUMA(ParameterisedModel):
     """The model of the module docstring; values usually come from
-    :func:`calibration.ccnuma.model_values`."""
+    :func:`calibration.profiles.ccnuma.model_values`."""
 
     kind = "ccnuma"
     PARAMETERS = PARAMETERS

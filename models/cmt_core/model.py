@@ -18,7 +18,7 @@ thread i visits
 
 IPC of a core = the sum of its threads' throughputs (instructions per cycle).  The
 miss rates come from the simulator (measured) or from reuse-distance predictions
-(:func:`calibration.scheduling.group_prediction`).  Reconstruction [REC]: the paper has
+(:func:`calibration.profiles.cmt_core.group_prediction`).  Reconstruction [REC]: the paper has
 no analytical model of the core; this one is ours, and the deterministic 1-cycle issue
 and fixed latencies are taken as exponential, which MVA's product form needs.
 """

@@ -24,7 +24,7 @@ The residual factor b scales the residual work an arrival finds, as the arrival
 variability (c_a^2 + c_s^2)/2 of Kingman's G/G/1 approximation would: misses that come in
 bursts (after context switches) find more work in progress than the arrival theorem says.
 It scales only the residual terms, so the bus still saturates at X (S + D_a) = 1.
-:func:`calibration.sharedbus.profile_from_runs` fits it to the simulator's GSP at the
+:func:`calibration.profiles.shared_bus.profile_from_runs` fits it to the simulator's GSP at the
 calibration runs.
 
 The bus work per reference changes with the processor count (more sharing, more
@@ -37,7 +37,7 @@ so do the bus cycles per reference (rate x mean cost) and rate x second moment, 
 type has a fixed cost (Foglia et al. 2004, Table 4); the mean cost is their ratio.  ``held`` instead
 interpolates the costs and holds them at the measured ends.
 
-Validation (``python -m calibration.sharedbus``: 26 M references, calibrated at 2 and 8
+Validation (``python -m calibration.studies.shared_bus``: 26 M references, calibrated at 2 and 8
 processors, predicting 1-16, MESI/AMSD/PSCR, random and affinity scheduling, 96 cases per
 workload), GSP error mean / max:
 

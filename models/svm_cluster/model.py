@@ -23,7 +23,7 @@ word; a 1024-word page copied at about 10 cycles a word is 10,000 cycles per pag
 handler 100 cycles plus 20 per write-notice list element.  SC has handlers only.
 
 **Application layer**: the counts of the SVM simulator per node (``mva simulate
-WORKLOAD --machine svm``; :func:`calibration.svm.model_document`), both protocols' in
+WORKLOAD --machine svm``; :func:`calibration.profiles.svm_cluster.model_document`), both protocols' in
 one file so ``coherence`` can be swept.
 
 **Contention** [REC: the paper simulates it in detail; this queueing model is ours]: a

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HELD_OUT_TPMC", "one_cpu_bound"]
+__all__ = ["HELD_OUT_TPMC", "one_cpu_bound", "repairman_capacity"]
 
 #: The tpmC tables that calibration does not fit (Table 10 is fitted).
 HELD_OUT_TPMC = (11, 13, 14, 15, 16, 17)
@@ -23,7 +23,7 @@ def _throughput(tpmc: float, new_order_share: float) -> float:
     return tpmc / 60.0 / new_order_share
 
 
-def _repairman_capacity(throughput: float, terminals: int, delay: float) -> float:
+def repairman_capacity(throughput: float, terminals: int, delay: float) -> float:
     """Service rate (1/s) of the one queue of a closed network of ``terminals`` customers
     with a ``delay`` (s) whose exact MVA throughput is ``throughput`` (1/s)."""
     from scipy.optimize import brentq
@@ -65,7 +65,7 @@ def one_cpu_bound(tpmc_1cpu: float | None = None, tpmc_2cpu: float | None = None
     x1, x2 = _throughput(tpmc_1cpu, share), _throughput(tpmc_2cpu, share)
     other = max(terminals / x2 - think, 0.0)
     # the longer the delay in front, the faster the queue must be for the same X_1
-    capacity = _repairman_capacity(x1, terminals, think + other) * 60.0 * share
+    capacity = repairman_capacity(x1, terminals, think + other) * 60.0 * share
     ceiling = 2.0 * capacity
     held = published[published.table.isin(HELD_OUT_TPMC)]
     if set(held.cpus) != {2}:

@@ -82,7 +82,7 @@ def disk_visit_scale_from_table12() -> float:
 
 
 #: Defaults fitted on the paper's Tables 10 (tpmC of C1 with 1-4 CPUs) and 12 (device
-#: utilisations of C2-C6) by ``python -m calibration.tpcc`` (least squares on relative
+#: utilisations of C2-C6) by ``python -m calibration.studies.tpcc`` (least squares on relative
 #: residuals, 29 values): cpu.cpi 10.3473 (95% interval 1.72-18.97), disk_visit_scale
 #: 0.0459675 (0.0258-0.0662).  With them Table 10 is met within 7.2% mean (14.1% max) and
 #: the held-out tpmC of Tables 11, 13-17 within 7.5% mean (19.1% max), and one CPU to two

@@ -1,0 +1,102 @@
+"""The shared-bus model (:mod:`models.shared_bus`) against the simulator it is calibrated
+from (Foglia, Giorgi & Prete, "Simulation study of memory performance of SMP
+multiprocessors running a TPC-W workload", IEE Proc. Computers and Digital Techniques,
+2004, whose EC-server workload it runs).
+
+``python -m calibration.studies.shared_bus [--references N] [--calibrate-at 2,8] [--cpus 1:16]``
+simulates the EC-server preset for every protocol and scheduler at the calibration
+processor counts, builds the model's bus-work profile from those runs only
+(:func:`calibration.profiles.shared_bus.profile_from_runs`), predicts GSP at every
+processor count, simulates those too, and prints the errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import pandas as pd
+
+from ..profiles.shared_bus import profile_from_runs
+from ..sim.bus import SimulationResult, SimulatorConfig, simulate
+from ..sim.synthetic import generate
+
+__all__ = ["validate", "summary", "main"]
+
+
+def validate(workload, protocols=("mesi", "amsd", "pscr"), schedulers=("random", "affinity"),
+             calibrate_at=(2, 8), cpus=range(1, 17), progress=False, model_values=None,
+             **config) -> pd.DataFrame:
+    """Simulated vs predicted GSP (and bus utilisation) for every protocol, scheduler and
+    processor count; the model sees only the runs at ``calibrate_at``."""
+    from models.shared_bus import SharedBus
+
+    rows = []
+    for protocol in protocols:
+        for scheduler in schedulers:
+            sims: dict[int, SimulationResult] = {}
+
+            def run(n):
+                if n not in sims:
+                    sims[n] = simulate(workload, SimulatorConfig(cpus=n, protocol=protocol, scheduler=scheduler,
+                                                                 **config), progress=progress)
+                return sims[n]
+
+            profile = profile_from_runs({n: run(n) for n in calibrate_at}, **(model_values or {}))
+            for n in cpus:
+                sim = run(n)
+                model = SharedBus.from_values({**profile, "cpus": n, **(model_values or {})}).solve().outputs
+                rows.append({"protocol": protocol, "scheduler": scheduler, "cpus": n,
+                             "calibration_point": n in calibrate_at, "gsp_simulated": sim.gsp,
+                             "gsp_model": model["gsp"], "gsp_error": model["gsp"] / sim.gsp - 1,
+                             "bus_simulated": sim.bus_utilization, "bus_model": model["bus_utilization"]})
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame) -> dict:
+    """Mean and max absolute relative GSP error, over all rows and per series."""
+    err = frame["gsp_error"].abs()
+    per = frame.assign(abs_error=err).groupby(["protocol", "scheduler"])["abs_error"].agg(["mean", "max"])
+    return {"mean": float(err.mean()), "max": float(err.max()), "rows": len(frame),
+            "per_series": {f"{p} {s}": {"mean": float(r["mean"]), "max": float(r["max"])}
+                           for (p, s), r in per.iterrows()}}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", default="ec-server")
+    parser.add_argument("--references", type=int, default=26_000_000)
+    parser.add_argument("--calibrate-at", default="2,8")
+    parser.add_argument("--cpus", default="1:16", help="first:last processor counts")
+    parser.add_argument("--service", choices=("exponential", "measured"), default="exponential")
+    parser.add_argument("--scale", choices=("linear", "log", "power"), default="linear")
+    parser.add_argument("--costs", choices=("mix", "held"), default="mix")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    args = parser.parse_args(argv)
+    first, last = (int(x) for x in args.cpus.split(":"))
+    started = time.perf_counter()
+    frame = validate(generate(args.workload, references=args.references),
+                     calibrate_at=tuple(int(x) for x in args.calibrate_at.split(",")), cpus=range(first, last + 1),
+                     progress=sys.stderr.isatty(), model_values={"service": args.service,
+                                                                           "profile.scale": args.scale,
+                                                                           "profile.costs": args.costs})
+    s = summary(frame)
+    if args.format == "json":
+        print(json.dumps({"summary": s, "rows": frame.to_dict("records")}))
+        return 0
+    table = frame.pivot_table(index="cpus", columns=["protocol", "scheduler"], values="gsp_error")
+    print(f"Shared-bus model vs the simulator, {args.workload}, {args.references:,} references; calibrated at "
+          f"{args.calibrate_at} processors; GSP relative error (model / simulated - 1):")
+    print((100 * table).round(2).to_string())
+    print(f"\nGSP error over {s['rows']} cases: mean {100 * s['mean']:.2f}%, max {100 * s['max']:.2f}% "
+          f"({time.perf_counter() - started:.0f} s)")
+    for k, v in s["per_series"].items():
+        print(f"  {k:<16} mean {100 * v['mean']:.2f}%  max {100 * v['max']:.2f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
