@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from calibration.sim.bus import simulate  # noqa: E402
+from calibration.sim.bus import simulate_bus  # noqa: E402
 from calibration.sim.synthetic import generate  # noqa: E402
 from calibration.sim.traces import read_lackey, write_npz  # noqa: E402
 from calibration.sim.loading import load_workload  # noqa: E402
@@ -74,7 +74,7 @@ def measure(label, workload_factory, repeats=3, **config):
     simulated); the first run also warms the operating system's file cache."""
     from timing import median_time
 
-    seconds, result = median_time(lambda: simulate(workload_factory(), **config), repeats)
+    seconds, result = median_time(lambda: simulate_bus(workload_factory(), **config), repeats)
     return {"case": label, "references": result.references, "seconds": seconds,
             "M refs/s": result.references / seconds / 1e6, "miss rate %": 100 * result.misses / result.references}
 
@@ -84,8 +84,8 @@ def peak_memory(references: int) -> dict:
     the EC-server preset on 8 processors (generated on the fly: no trace on disk).  Read
     from /proc's VmHWM: getrusage's ru_maxrss would include the forking parent's memory."""
     code = ("import time; from calibration.sim.synthetic import generate; "
-            "from calibration.sim.bus import simulate; t = time.perf_counter(); "
-            f"r = simulate(generate('ec-server', references={references}), cpus=8); "
+            "from calibration.sim.bus import simulate_bus; t = time.perf_counter(); "
+            f"r = simulate_bus(generate('ec-server', references={references}), cpus=8); "
             "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; "
             "print(r.references, time.perf_counter() - t, int(hwm) / 1024)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -13,14 +13,20 @@ above it in this list):
 * :mod:`calibration.studies`: one ``python -m`` driver per paper;
 * :mod:`calibration.cli`: ``mva trace``, ``mva simulate`` and ``mva calibrate``.
 
-The simulator's public names are re-exported here (``from calibration import simulate``).
+The simulator's public names are re-exported here (``from calibration import simulate_bus, MACHINES``).
 Modules of the old flat layout (``calibration.ccnuma_study``, ``calibration.sharedbus``,
 ...) still import for one release, with a DeprecationWarning (``CHANGELOG.md``).
 """
-from .sim import (PRESETS, Application, Chunk, CoherenceViolation, Process, Request, SharedRange,
-                  SimulationResult, SimulatorConfig, Workload, bus_costs, generate, load_workload, read_trace,
-                  scalability, simulate, write_npz)
+from ._moved import moved_attributes
+from .sim import (MACHINES, PRESETS, Application, BusConfig, BusResult, Chunk, CoherenceViolation, Machine, Process,
+                  Request, SharedRange, Workload, bus_costs, generate, load_workload, read_trace, register,
+                  scalability, simulate_bus, write_npz)
 
-__all__ = ["simulate", "SimulatorConfig", "SimulationResult", "CoherenceViolation", "bus_costs", "scalability",
-           "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace", "write_npz", "Workload",
-           "Process", "SharedRange", "load_workload"]
+__all__ = ["MACHINES", "Machine", "register", "simulate_bus", "BusConfig", "BusResult", "CoherenceViolation",
+           "bus_costs", "scalability", "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace",
+           "write_npz", "Workload", "Process", "SharedRange", "load_workload"]
+
+# the bus machine's names of before the registry (0.2); served with a warning until 0.3
+__getattr__ = moved_attributes(__name__, {"simulate": "calibration.sim.bus.simulate_bus",
+                                          "SimulatorConfig": "calibration.sim.bus.BusConfig",
+                                          "SimulationResult": "calibration.sim.bus.BusResult"})

@@ -20,12 +20,13 @@ def reexport(namespace: dict, *modules: str) -> None:
 
 
 def moved_attributes(module: str, moved: dict):
-    """A module ``__getattr__`` serving the names in ``moved`` (``{name: new module}``)
+    """A module ``__getattr__`` serving the old names in ``moved`` (``{old name: "new.module.new_name"}``)
     with a :class:`DeprecationWarning`."""
     def __getattr__(name):
         if name not in moved:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warnings.warn(f"{module}.{name} is deprecated and will be removed in 0.3; use {moved[name]}.{name}",
+        home, _, new = moved[name].rpartition(".")
+        warnings.warn(f"{module}.{name} is deprecated and will be removed in 0.3; use {moved[name]}",
                       DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(moved[name]), name)
+        return getattr(importlib.import_module(home), new)
     return __getattr__

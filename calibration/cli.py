@@ -16,10 +16,6 @@ from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]
 
-SIM_OPTIONS = ("cpus", "cache", "block", "assoc", "protocol", "scheduler", "time_slice", "data_only", "word",
-               "references", "seed", "affinity", "pages")
-
-
 # --- mva trace ---------------------------------------------------------------------------
 def _cmd_convert(args):
     from .sim.traces import limited, read_trace, skipped, write_npz
@@ -75,13 +71,9 @@ def _cmd_generate(args):
 DEFAULT_REUSE_SIZES = "4KiB,8KiB,16KiB,32KiB,64KiB,128KiB,256KiB,512KiB,1MiB,2MiB,4MiB"
 
 
-def _size_label(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
-
-
 def _cmd_reuse(args):
     from .missratio import lru_miss_ratio
-    from .sim.machine import parse_size
+    from .sim.options import parse_size, size_label
     from .sim.reuse import reuse_profile
 
     try:
@@ -119,7 +111,7 @@ def _cmd_reuse(args):
                 print(f"    {edges[k]:>10,} - {hi:<10} {c:>14,.0f}")
         print(f"  {'LRU cache':>12} {'misses':>14} {'miss ratio':>11}")
         for r in rows:
-            print(f"  {_size_label(r['cache']):>12} {r['misses']:>14,.0f} {r['miss_ratio']:>11.5f}")
+            print(f"  {size_label(r['cache']):>12} {r['misses']:>14,.0f} {r['miss_ratio']:>11.5f}")
     if args.plot:
         _plot_reuse(profile, rows, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
@@ -201,369 +193,194 @@ def register_trace(sub):
 
 
 # --- mva simulate ------------------------------------------------------------------------
-def _config_from(args, overrides=None):
-    from .sim.bus import SimulatorConfig
+# Everything machine-specific comes from calibration.sim.MACHINES: a configuration field
+# with an Option is a command-line option of every machine that has it.
+def _machine_options() -> dict:
+    """``{field: {machine: Option}}`` over every registered machine, in registry order."""
+    from .sim.registry import MACHINES
 
-    opts = {k: getattr(args, k) for k in SIM_OPTIONS if getattr(args, k, None) is not None}
-    opts.update(overrides or {})
-    unknown = set(opts) - set(SIM_OPTIONS) - {"check"}
-    if unknown:
-        raise ModelError("--sweep", f"unknown option(s) {', '.join(sorted(unknown))}; sweepable: "
-                                    f"{', '.join(SIM_OPTIONS)}")
-    if args.check:
-        opts["check"] = True
-    try:
-        return SimulatorConfig(**opts)
-    except TypeError as exc:   # a value of the wrong kind from a sweep
-        raise ModelError("--sweep", str(exc)) from None
+    table: dict = {}
+    for machine in MACHINES.values():
+        for name, opt in machine.options().items():
+            table.setdefault(name, {})[machine.name] = opt
+    return table
 
 
-def _workload(args, default_nodes: int = 16):
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _workload(args, machine):
     from .sim.loading import load_workload
 
-    opts = {"nodes": getattr(args, "nodes", None), "default_nodes": default_nodes}
-    if args.references is not None:
-        opts["references"] = args.references
+    opts = {"nodes": args.nodes, "default_nodes": machine.default_nodes}
+    if args.references is not None:       # a preset's generated length too
+        opts["references"] = machine.options()["references"].parse("--references", args.references)
     if args.workload_seed is not None:
         opts["seed"] = args.workload_seed
     return load_workload(args.workload, **opts)
 
 
-def _format_result(d: dict) -> str:
-    cfg = d["config"]
-    refs = max(d["references"], 1)
-    mk = d["misses_by_kind"]
-    om = d["other_misses"]
-    coh = d["coherence_transactions_per_100_refs"]
-    pu = d["processor_utilization"]
-    cache = cfg["cache"]
-    size = f"{cache / (1 << 20):g} MiB" if cache >= 1 << 20 else f"{cache / 1024:g} KiB"
-    lines = [
-        f"{d['workload']}: {cfg['protocol'].upper()}, {cfg['cpus']} processors, {size} {cfg['assoc']}-way "
-        f"{cfg['block']}-byte blocks, {cfg['scheduler']} scheduling",
-        f"  references                 {d['references']:>14,}",
-        f"  misses                     {d['misses']:>14,}   miss rate {100 * d['miss_rate']:.3f}%",
-        f"    other                    {mk['other']:>14,}   (cold {om['cold']:,}, context switch "
-        f"{om['context_switch']:,}, replacement {om['replacement']:,}, selective reload {om['selective_reload']:,})",
-        f"    true sharing             {mk['true_sharing']:>14,}",
-        f"    false sharing            {mk['false_sharing']:>14,}",
-        f"    passive sharing          {mk['passive_sharing']:>14,}",
-        f"  coherence transactions per 100 references: {coh['total']:.4f}",
-        "    by type   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_type"].items()),
-        "    by class  " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_class"].items()),
-        "    by mode   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_mode"].items()),
-        f"  bus utilisation            {100 * d['bus_utilization']:>13.1f}%",
-        f"  processor utilisation      {sum(pu) / len(pu):>14.3f} mean  ({min(pu):.3f} - {max(pu):.3f})",
-        f"  GSP                        {d['gsp']:>14.3f}",
-        f"  migrations {d['migrations']:,} in {d['dispatches']:,} dispatches; {d['blocks']:,} blocks; "
-        f"{d['seconds']:.2f} s ({refs / max(d['seconds'], 1e-9) / 1e6:.1f} M references/s)",
-    ]
-    return "\n".join(lines)
+def _refuse_foreign(args, machine) -> None:
+    """One line naming the first option given that ``machine`` does not have, and the
+    machines that do."""
+    from .sim.registry import MACHINES
+
+    for name, owners in _machine_options().items():
+        if getattr(args, name) is not None and machine.name not in owners:
+            raise ModelError(_flag(name), f"applies to --machine {', '.join(owners)} only")
+    if args.nodes is not None and not machine.parallel:
+        raise ModelError("--nodes", "applies to --machine " + ", ".join(m.name for m in MACHINES.values() if m.parallel)
+                         + " only")
+    if not machine.scaling:
+        given = [f for f, v in (("--scalability", args.scalability), ("--threshold", args.threshold),
+                                ("--max-cpus", args.max_cpus)) if v not in (None, False)]
+        if given:
+            raise ModelError(given[0], "applies to --machine " + ", ".join(m.name for m in MACHINES.values()
+                                                                          if m.scaling) + " only")
 
 
-ROW_COLUMNS = ("miss_rate", "other", "true_sharing", "false_sharing", "passive_sharing", "coherence_per_100",
-               "passive_coherence_per_100", "bus_utilization", "gsp")
+def _configs(args, machine) -> list:
+    """``[(case, config)]``: the configuration of each sweep case, every input error raised
+    before any run, naming the option or the ``--sweep`` entry it came from."""
+    from mva.grid import cartesian, parse_sweeps, zipped
 
-
-def _row(d):
-    mk = d["misses_by_kind"]
-    refs = max(d["references"], 1)
-    coh = d["coherence_transactions_per_100_refs"]
-    return {"miss_rate": d["miss_rate"], "other": mk["other"] / refs, "true_sharing": mk["true_sharing"] / refs,
-            "false_sharing": mk["false_sharing"] / refs, "passive_sharing": mk["passive_sharing"] / refs,
-            "coherence_per_100": coh["total"], "passive_coherence_per_100": coh["by_class"]["passive_sharing"],
-            "bus_utilization": d["bus_utilization"], "gsp": d["gsp"]}
-
-
-CMT_OPTIONS = ("cores", "contexts", "l1", "l1_assoc", "l2", "l2_assoc", "block", "l1_latency", "l2_latency",
-               "memory_latency", "bandwidth", "time_slice", "cycles", "warmup", "seed")
-# options of one machine only (the rest, --block, --time-slice, --seed, --references, serve both)
-BUS_ONLY = tuple(k for k in SIM_OPTIONS if k not in CMT_OPTIONS and k != "references")
-CMT_ONLY = tuple(k for k in CMT_OPTIONS if k not in SIM_OPTIONS) + ("schedule",)
-
-
-def _write_result(args, d: dict, table) -> None:
-    """A run's result ``d`` to ``-o`` or stdout: one JSON line with ``--format json``,
-    else ``table(out)`` writes the table."""
-    with output_stream(args.output, args.force) as out:
-        if args.format == "json":
-            out.write(json.dumps(d) + "\n")
-        else:
-            table(out)
-
-
-def _refuse_options(args, options, problem):
-    """One line naming the first of ``options`` (argparse names) given on the command
-    line, with ``problem``: the options another machine owns."""
-    given = [f"--{k.replace('_', '-')}" for k in options
-             if (v := getattr(args, k, None)) is not None and v is not False and v != []]     # 0 is given
-    if given:
-        raise ModelError(given[0], problem)
-
-
-def _cmd_simulate_cmt(args):
-    from .sim.cmt import CMTConfig, load_threads, simulate_cmt
-
-    _refuse_options(args, (*BUS_ONLY, "sweep", "scalability", "check"), "applies to the bus machine, not --machine cmt")
-    cfg = CMTConfig(**{k: getattr(args, k) for k in CMT_OPTIONS if getattr(args, k, None) is not None})
-    schedule = args.schedule or "all"
-    wl = _workload(args)
-    traces = load_threads(wl, cfg.block, references=args.references, seed=cfg.seed)
-    if schedule in ("perf", "fair"):
-        from .profiles.cmt_core import predict_groups, thread_profiles
-        from .scheduling import balance_set_schedule
-
-        profiles = thread_profiles(wl, cfg.block)
-        schedule_groups, _ = balance_set_schedule(predict_groups(profiles, cfg), len(profiles), schedule)
-    else:
-        schedule_groups = schedule
-    cfg = replace(cfg, schedule=schedule_groups)
-    d = simulate_cmt(wl, cfg, traces=traces).to_dict()
-    d["config"]["schedule"] = schedule
-
-    def table(out):
-        c = d["config"]
-        out.write(f"{d['workload']}: {c['cores']} core(s) x {c['contexts']} contexts, L1 {_size_label(c['l1'])} "
-                  f"{c['l1_assoc']}-way, L2 {_size_label(c['l2'])} {c['l2_assoc']}-way, {c['block']}-byte blocks, "
-                  f"{schedule} schedule\n")
-        out.write(f"  cycles {d['cycles']:,} (after {c['warmup']:,} of warm-up), instructions "
-                  f"{d['instructions']:,}\n")
-        out.write(f"  IPC {d['ipc']:.4f}" + (f"  (cores: {', '.join(f'{v:.3f}' for v in d['core_ipc'])})"
-                                             if len(d['core_ipc']) > 1 else "") + "\n")
-        out.write(f"  L1 miss ratio {d['l1_miss_ratio']:.4f} per data reference; L2 miss ratio "
-                  f"{d['l2_miss_ratio']:.4f} per L2 access ({d['l2_misses_per_reference']:.5f} per reference)\n")
-        out.write(f"  memory channel utilisation {d['memory_utilization']:.3f}; CPU share std "
-                  f"{d['share_std']:.4f}\n")
-        out.write(f"  {'thread':<16} {'instructions':>13} {'share':>7} {'IPC':>7} {'L1 miss':>8} {'L2 miss':>8}\n")
-        scheduled = max(sum(t["scheduled_cycles"] for t in d["threads"]), 1)
-        for t in d["threads"]:
-            refs = max(t["references"], 1)
-            out.write(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
-                      f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
-                      f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}\n")
-
-    _write_result(args, d, table)
-    return 0
-
-
-PARALLEL_OPTIONS = ("cycles_per_reference", "nodes")      # the machines that run parallel kernels
-SVM_ONLY = ("granularity", "home")
-
-
-def _cmd_simulate_svm(args):
-    from .sim.machine import parse_size
-    from .sim.svm import PAGE, SVMConfig, simulate_svm
-
-    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *CCNUMA_ONLY, "sweep", "scalability", "check")
-                           if k not in ("protocol", "references", "seed")], "does not apply to --machine svm")
-    protocol = args.protocol or "hlrc"
-    if protocol not in ("hlrc", "sc"):
-        raise ModelError("--protocol", f"--machine svm runs hlrc or sc, not {protocol}")
-    try:
-        granularity = parse_size(args.granularity) if args.granularity else (PAGE if protocol == "hlrc" else 64)
-    except ValueError:
-        raise ModelError("--granularity", f"not a size: {args.granularity!r} (e.g. 64B, 1KiB, 4KiB)") from None
-    cfg = SVMConfig(protocol, granularity, args.home or "first-touch", args.cycles_per_reference, args.references)
-    wl = _workload(args)
-    d = simulate_svm(wl, cfg).to_dict()
-
-    def table(out):
-        t = d["totals"]
-        unit = "page" if protocol == "hlrc" else f"{granularity}-byte block"
-        out.write(f"{d['workload']}: {protocol.upper()} at {_size_label(granularity)}, {d['nodes']} nodes, "
-                  f"homes {cfg.home}\n")
-        out.write(f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
-                  f"(speedup {d['pram_speedup']:.2f})\n")
-        out.write(f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration "
-                  f"{d['lock_concentration']:.3f})\n")
-        out.write(f"  {'node':<10}" + "".join(f"{c:>15}" for c in SVM_COLUMNS) + "\n")
-        for p in d["processes"] + [{"name": "total", **t}]:
-            out.write(f"  {p['name']:<10}" + "".join(f"{p[c]:>15,}" for c in SVM_COLUMNS) + "\n")
-
-    _write_result(args, d, table)
-    return 0
-
-
-CCNUMA_ONLY = ("placement", "proxies", "buffer", "slc", "flc", "initialisation")
-
-
-def _cmd_simulate_ccnuma(args):
-    from .sim.ccnuma import CCNUMAConfig, simulate_ccnuma
-
-    _refuse_options(args, [k for k in (*BUS_ONLY, *CMT_ONLY, *SVM_ONLY, "sweep", "scalability", "protocol")
-                           if k not in ("references", "seed", "check")], "does not apply to --machine ccnuma")
-    cfg = CCNUMAConfig.from_options(placement=args.placement, proxies=args.proxies, buffer=args.buffer,
-                                    slc=args.slc, flc=args.flc, initialisation=args.initialisation,
-                                    check=bool(args.check), cycles_per_reference=args.cycles_per_reference,
-                                    references=args.references)
-    wl = _workload(args, default_nodes=64)            # the study's machine
-    d = simulate_ccnuma(wl, cfg).to_dict()
-
-    def table(out):
-        t = d["totals"]
-        buf = "infinite" if cfg.buffer is None else f"{cfg.buffer} messages"
-        out.write(f"{d['workload']}: cc-NUMA, {d['nodes']} nodes, {cfg.placement} pages, proxies {cfg.proxies}, "
-                  f"input buffers {buf}\n")
-        out.write(f"  execution {d['execution_cycles']:,} cycles (parallel phase); references "
-                  f"{d['references']:,}; messages {d['messages']:,}\n")
-        out.write(f"  remote reads {d['remote_reads']:,}, mean response {d['remote_read_response_cycles']:.1f} "
-                  f"cycles; input buffer queueing {d['input_buffer_queueing_cycles']:.1f} cycles per message\n")
-        out.write(f"  bounces {d['bounces']:,}; proxy reads {d['proxy_reads']:,} (combined {t['combined']:,}, "
-                  f"served from a proxy's cache {t['proxy_hits']:,}); hot node {d['hot_node']}\n")
-        out.write(f"  {'node':<14}" + "".join(f"{c:>14}" for c in CCNUMA_COLUMNS) + f"{'NC util':>9}\n")
-        for p, u in zip(d["processes"], d["nc_utilization"]):
-            out.write(f"  {p['name']:<14}" + "".join(f"{p[c]:>14,}" for c in CCNUMA_COLUMNS) + f"{u:>9.3f}\n")
-        out.write(f"  {'total':<14}" + "".join(f"{t[c]:>14,}" for c in CCNUMA_COLUMNS) + "\n")
-
-    _write_result(args, d, table)
-    return 0
-
-
-CCNUMA_COLUMNS = ("references", "read_misses", "remote_reads", "requests", "messages", "bounces", "proxy_reads")
-
-
-SVM_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
-               "invalidations", "acquires", "barriers", "messages")
+    own = machine.options()
+    table = _machine_options()
+    for name, opt in own.items():           # a choice of another machine: say which
+        value = str(getattr(args, name)).lower()
+        owners = [m for m, o in table[name].items() if value in o.choices]
+        if opt.choices and getattr(args, name) is not None and value not in opt.choices and owners:
+            raise ModelError(_flag(name), f"{value} applies to --machine {', '.join(owners)} only; --machine "
+                                          f"{machine.name} takes {', '.join(opt.choices)}")
+    given = {name: own[name].parse(_flag(name), getattr(args, name)) for name in own
+             if getattr(args, name) is not None}
+    sweeps = parse_sweeps(args.sweep) if args.sweep else {}
+    for name in sweeps:
+        if name not in own:
+            raise ModelError(f"--sweep {name}", f"not an option of --machine {machine.name}; sweepable: "
+                                                + ", ".join(own))
+    cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
+    out = []
+    for case in cases:
+        values = {**given, **{k: own[k].parse(f"--sweep {k}", v) for k, v in case.items()}}
+        try:
+            out.append((case, machine.config(**values)))
+        except ModelError as exc:      # name the option or sweep the user wrote, not the field
+            where = f"--sweep {exc.field}" if exc.field in case else _flag(exc.field) if exc.field in own else exc.field
+            raise ModelError(where, exc.problem) from None
+    return out
 
 
 def _cmd_simulate(args):
-    from mva.grid import cartesian, parse_sweeps, zipped
+    from .sim.registry import MACHINES
 
-    from .sim.bus import simulate
-    from .sim.machine import scalability
-
-    if args.machine == "svm":
-        return _cmd_simulate_svm(args)
-    if args.machine == "ccnuma":
-        return _cmd_simulate_ccnuma(args)
-    _refuse_options(args, CCNUMA_ONLY, "applies to --machine ccnuma only")
-    _refuse_options(args, SVM_ONLY, "applies to --machine svm only")
-    _refuse_options(args, PARALLEL_OPTIONS, "applies to --machine svm or ccnuma only")
-    if args.protocol in ("hlrc", "sc"):
-        raise ModelError("--protocol", f"{args.protocol} applies to --machine svm only")
-    if args.machine == "cmt":
-        return _cmd_simulate_cmt(args)
-    _refuse_options(args, CMT_ONLY, "applies to --machine cmt only")
-    wl = _workload(args)
-    sweeps = parse_sweeps(args.sweep) if args.sweep else {}
-    cases = (zipped(sweeps) if args.zip else cartesian(sweeps)) if sweeps else [{}]
-    configs = [(case, _config_from(args, case)) for case in cases]   # all input errors before any run
+    machine = MACHINES[args.machine]
+    _refuse_foreign(args, machine)
+    configs = _configs(args, machine)
+    wl = _workload(args, machine)
     progress = sys.stderr.isatty() and not args.quiet
     with output_stream(args.output, args.force) as out:
         if args.scalability:
-            for case, cfg in configs:
-                n, gsp = scalability(lambda k: simulate(wl, cfg, progress=progress, cpus=k).gsp,
-                                     start=1, limit=args.max_cpus, threshold=args.threshold)
-                if args.format == "json":
-                    out.write(json.dumps({"workload": wl.name, "case": case, "config": cfg.to_dict(),
-                                          "scalable_to": n, "gsp": {str(k): v for k, v in gsp.items()}}) + "\n")
-                else:
-                    label = ", ".join(f"{k}={v}" for k, v in case.items()) or cfg.protocol
-                    out.write(f"{wl.name} {label}: GSP by processors\n")
-                    for k, v in gsp.items():
-                        out.write(f"  {k:>3}  {v:7.3f}\n")
-                    out.write(f"  scalable up to {n} processors (GSP({n}+1) - GSP({n}) < {args.threshold})\n"
-                              if n else f"  still scaling at {args.max_cpus} processors\n")
-            return 0
+            return _scalability(args, machine, wl, configs, out, progress)
         rows = []
         for case, cfg in configs:
-            d = simulate(wl, cfg, progress=progress).to_dict()
+            d = machine.simulate(wl, machine.prepared(wl, cfg), progress=progress).to_dict()
+            d["config"] = {**d["config"], **{k: v for k, v in cfg.to_dict().items() if k in machine.options()
+                                             and isinstance(v, str)}}      # the schedule asked for, not its groups
             if args.format == "json":
-                out.write(json.dumps({**({"case": case} if sweeps else {}), **d}) + "\n")
-            elif sweeps:
-                rows.append((case, _row(d)))
+                out.write(json.dumps({**({"case": case} if args.sweep else {}), **d}) + "\n")
+            elif args.sweep:
+                rows.append((case, machine.summary_row(d)))
             else:
-                out.write(_format_result(d) + "\n")
+                out.write(machine.format_result(d) + "\n")
         if rows:
-            names = list(sweeps)
-            out.write("  ".join(f"{n:>12}" for n in names) + "  " + "  ".join(f"{c:>14}" for c in ROW_COLUMNS)
-                      + "\n")
+            names, columns = list(rows[0][0]), list(rows[0][1])
+            width = {c: max(12, len(c)) for c in names + columns}
+            out.write("  ".join(f"{c:>{width[c]}}" for c in names + columns) + "\n")
             for case, r in rows:
-                out.write("  ".join(f"{case[n]!s:>12}" for n in names) + "  "
-                          + "  ".join(f"{r[c]:>14.6g}" for c in ROW_COLUMNS) + "\n")
+                out.write("  ".join([*(f"{case[n]!s:>{width[n]}}" for n in names),
+                                     *(f"{r[c]:>{width[c]}.6g}" for c in columns)]) + "\n")
+    return 0
+
+
+def _scalability(args, machine, wl, configs, out, progress) -> int:
+    from .sim.machine import scalability
+
+    field, measure = machine.scaling
+    threshold = 0.5 if args.threshold is None else args.threshold
+    limit = 32 if args.max_cpus is None else args.max_cpus
+    for case, cfg in configs:
+        n, curve = scalability(lambda k: getattr(machine.simulate(wl, replace(cfg, **{field: k}), progress=progress),
+                                                 measure), start=1, limit=limit, threshold=threshold)
+        if args.format == "json":
+            out.write(json.dumps({"workload": wl.name, "case": case, "config": cfg.to_dict(), "scalable_to": n,
+                                  measure: {str(k): v for k, v in curve.items()}}) + "\n")
+            continue
+        label = ", ".join(f"{k}={v}" for k, v in case.items()) or machine.name
+        out.write(f"{wl.name} {label}: {measure.upper()} by {field}\n")
+        for k, v in curve.items():
+            out.write(f"  {k:>3}  {v:7.3f}\n")
+        out.write(f"  scalable up to {n} {field} ({measure.upper()}({n}+1) - {measure.upper()}({n}) < {threshold})\n"
+                  if n else f"  still scaling at {limit} {field}\n")
     return 0
 
 
 def register_simulate(sub):
-    """Add ``mva simulate``."""
-    p = sub.add_parser("simulate", help="trace-driven simulation of a shared-bus multiprocessor or a CMT chip",
-                       description="Simulate WORKLOAD (a manifest .toml, an .npz/lackey/din trace, or a preset: "
-                                   "ec-server, db, web-server, awk, cp, gzip, rm, ls) on P processors with "
-                                   "private caches kept coherent over a shared bus (prints miss rate and breakdown, "
-                                   "coherence transactions per 100 references, bus and processor utilisation, "
-                                   "GSP), or with --machine cmt on fine-grained multithreaded cores sharing an L2 "
-                                   "(prints IPC, L1 and L2 miss ratios, per-thread shares).")
+    """Add ``mva simulate``, its options derived from :data:`calibration.sim.MACHINES`."""
+    from .sim.registry import MACHINES
+
+    p = sub.add_parser("simulate", help="trace-driven simulation of a multiprocessor: "
+                                        + ", ".join(MACHINES) + " machines",
+                       description="Simulate WORKLOAD (a manifest .toml, an .npz/lackey/din trace, a preset: "
+                                   "ec-server, db, web-server, awk, cp, gzip, rm, ls, or a parallel kernel: fft, "
+                                   "barnes, water, ge, ocean-contig, ocean-noncontig, transpose) on one machine "
+                                   "and print its counts, or one row per case of --sweep.")
     p.add_argument("workload", metavar="WORKLOAD")
-    p.add_argument("--machine", choices=("bus", "cmt", "svm", "ccnuma"), default="bus",
-                   help="bus: the shared-bus SMP (default); cmt: chip multithreading with a shared L2; svm: "
-                        "software shared memory on a cluster; ccnuma: directory-based cc-NUMA with proxies")
-    p.add_argument("--protocol", choices=("mesi", "amsd", "pscr", "hlrc", "sc"),
-                   help="coherence protocol (bus: mesi, amsd, pscr, default mesi; svm: hlrc, sc, default hlrc)")
-    p.add_argument("--cpus", type=int, help="processors (default 8)")
-    p.add_argument("--cache", help="cache size per processor, e.g. 2MiB or 262144 (default 2MiB)")
-    p.add_argument("--block", type=int, help="block size in bytes (default 128)")
-    p.add_argument("--assoc", type=int, help="associativity (default 2)")
-    p.add_argument("--scheduler", choices=("random", "affinity"), help="process scheduling (default random)")
-    p.add_argument("--time-slice", dest="time_slice", type=int, metavar="N",
-                   help="time slice: references on the bus (default 200000), cycles on cmt (default 1000000)")
-    p.add_argument("--data-only", dest="data_only", action="store_const", const=True,
-                   help="simulate data references only (the cache is unified by default)")
-    p.add_argument("--references", type=int, metavar="N", help="run length in references (presets: generated "
-                                                               "length too)")
-    p.add_argument("--seed", type=int, help="seed of scheduling and page placement (default 1)")
+    p.add_argument("--machine", choices=tuple(MACHINES), default="bus",
+                   help="; ".join(f"{m.name}: {m.title}" for m in MACHINES.values()) + " (default bus)")
     p.add_argument("--workload-seed", dest="workload_seed", type=int, help="seed of a generated preset")
-    p.add_argument("--affinity", type=float, help="affinity scheduler's preference, in time slices (default 1)")
-    p.add_argument("--pages", choices=("random", "identity"), help="virtual-to-physical page mapping")
-    p.add_argument("--check", action="store_true", help="check coherence (versions per word; slow)")
+    p.add_argument("--nodes", type=int, help="processes of a parallel kernel on --machine "
+                   + ", ".join(f"{m.name} (default {m.default_nodes})" for m in MACHINES.values() if m.parallel))
     p.add_argument("--sweep", action="append", default=[], metavar="NAME=SPEC",
-                   help="sweep an option: a,b,c or start:stop:step, e.g. cpus=4,8,16 or protocol=mesi,amsd,pscr "
-                        "(repeatable: a cartesian grid)")
+                   help="sweep an option of the machine: a,b,c or start:stop:step, e.g. cpus=4,8,16 or "
+                        "protocol=mesi,amsd,pscr (repeatable: a cartesian grid)")
     p.add_argument("--zip", action="store_true", help="pair the sweeps value by value instead of a grid")
+    scaling = [m.name for m in MACHINES.values() if m.scaling]
     p.add_argument("--scalability", action="store_true",
-                   help="find the processor count where GSP stops growing by --threshold per added processor")
-    p.add_argument("--threshold", type=float, default=0.5, help="GSP increment of the scalability test (0.5)")
-    p.add_argument("--max-cpus", dest="max_cpus", type=int, default=32, help="upper end of the scalability search")
-    cmt = p.add_argument_group("--machine cmt (Fedorova et al. 2004 defaults)")
-    cmt.add_argument("--cores", type=int, help="cores (default 1)")
-    cmt.add_argument("--contexts", type=int, help="hardware contexts per core (default 4)")
-    cmt.add_argument("--l1", help="L1 data cache per core (default 8KiB)")
-    cmt.add_argument("--l1-assoc", dest="l1_assoc", type=int, help="L1 associativity (default 4)")
-    cmt.add_argument("--l2", help="shared L2 (default 384KiB)")
-    cmt.add_argument("--l2-assoc", dest="l2_assoc", type=int, help="L2 associativity (default 12)")
-    cmt.add_argument("--l1-latency", dest="l1_latency", type=int, help="L1 hit, cycles (default 2)")
-    cmt.add_argument("--l2-latency", dest="l2_latency", type=int, help="L1 to L2, cycles (default 22)")
-    cmt.add_argument("--memory-latency", dest="memory_latency", type=int, help="L2 to memory, cycles (default 120)")
-    cmt.add_argument("--bandwidth", type=float, help="L2-memory bytes per cycle (default 8)")
-    cmt.add_argument("--cycles", type=int, help="measured cycles (default 10,000,000)")
-    cmt.add_argument("--warmup", type=int, help="cycles before measuring (default 1,000,000)")
-    cmt.add_argument("--schedule", choices=("all", "round-robin", "perf", "fair"),
-                     help="all threads at once (default), round-robin windows, or balance-set PERF/FAIR groups "
-                          "predicted from each thread's reuse profile")
-    svm = p.add_argument_group("--machine svm (Bilas et al. 1999: HLRC pages or SC blocks, one node per process)")
-    svm.add_argument("--granularity", help="coherence unit: 4KiB for hlrc, 64B to 4KiB for sc (default 64B)")
-    svm.add_argument("--home", choices=("first-touch", "round-robin"), help="home of each page or block")
-    svm.add_argument("--nodes", type=int, help="processes of a parallel kernel (fft, barnes, water, ge, ocean-contig, "
-                                               "ocean-noncontig, transpose; default 16, 64 on ccnuma)")
-    svm.add_argument("--cycles-per-reference", dest="cycles_per_reference", type=int,
-                     help="work per data reference of a trace without instruction fetches (default: the "
-                          "kernel's, else 1)")
-    numa = p.add_argument_group("--machine ccnuma (Talbot & Kelly 1999: 64 nodes, 4 MiB SLC, 8 KiB pages; "
-                                "--nodes, --check and --cycles-per-reference apply too)")
-    numa.add_argument("--placement", choices=("first-touch", "round-robin"),
-                      help="home of each page (default first-touch, after the phase before the first barrier)")
-    numa.add_argument("--proxies", choices=("none", "basic", "reactive"),
-                      help="route reads via proxy nodes: basic for marked ranges, reactive for bounced reads")
-    numa.add_argument("--buffer", type=int, metavar="N",
-                      help="input buffer: reads bounce when more than N messages wait (default infinite)")
-    numa.add_argument("--slc", help="second-level cache per node (default 4MiB, direct mapped)")
-    numa.add_argument("--flc", help="first-level cache per node (default 8KiB, write-through)")
-    numa.add_argument("--initialisation", choices=("first-barrier", "none"),
-                      help="phase before the first barrier: unmeasured, pages placed afresh after it (default)")
+                   help=f"(--machine {', '.join(scaling)}) find the processor count where GSP stops growing by "
+                        "--threshold per added processor")
+    p.add_argument("--threshold", type=float, help="GSP increment of the scalability test (default 0.5)")
+    p.add_argument("--max-cpus", dest="max_cpus", type=int, help="upper end of the scalability search (default 32)")
+    _add_machine_options(p, MACHINES)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite the -o file if it exists")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=_cmd_simulate)
+
+
+def _add_machine_options(parser, machines) -> None:
+    """One option per configuration field, in the group of the first machine that has it;
+    a field several machines share says each machine's meaning."""
+    groups = {}
+    for name, by_machine in _machine_options().items():
+        owners = list(by_machine)
+        first = owners[0]
+        if first not in groups:
+            groups[first] = parser.add_argument_group(f"--machine {first}: {machines[first].title}")
+        kinds = {o.kind for o in by_machine.values()}
+        if len(kinds) > 1 and "flag" in kinds:
+            raise TypeError(f"option {name} is a flag on one machine and takes a value on another")
+        helps = {o.help + (f" [{o.unit}]" if o.unit else "") for o in by_machine.values()}
+        text = (helps.pop() + (f" (--machine {', '.join(owners)})" if len(owners) > 1 else "")) if len(helps) == 1 \
+            else "; ".join(f"{m}: {o.help}" + (f" [{o.unit}]" if o.unit else "") for m, o in by_machine.items())
+        choices = list(dict.fromkeys(c for o in by_machine.values() for c in o.choices))
+        if kinds == {"flag"}:
+            groups[first].add_argument(_flag(name), dest=name, action="store_const", const=True, help=text)
+        else:
+            metavar = "{" + ",".join(choices) + "}" if choices else {"size": "SIZE", "float": "X"}.get(kinds.pop(), "N")
+            groups[first].add_argument(_flag(name), dest=name, metavar=metavar, help=text)
 
 
 # --- mva calibrate -----------------------------------------------------------------------

@@ -26,10 +26,9 @@ import numpy as np
 from mva.errors import ModelError
 
 from ._moved import moved_attributes
+from .sim.cmt import POLICIES
 
-__all__ = ["default_threshold", "balance_set_schedule", "POLICIES"]
-
-POLICIES = ("perf", "fair")
+__all__ = ["default_threshold", "balance_set_schedule", "resolve_schedule", "POLICIES"]
 
 
 def default_threshold(predicted: dict, threads: int) -> float:
@@ -68,6 +67,22 @@ def balance_set_schedule(predicted: dict, threads: int, policy: str = "perf", sl
     return schedule, cut
 
 
+def resolve_schedule(workload, config):
+    """``config`` (a :class:`~calibration.sim.cmt.CMTConfig`) with a ``perf`` or ``fair``
+    schedule replaced by its balance-set groups, predicted from each thread's reuse
+    profile; any other schedule unchanged.  The CMT machine's preparation step in
+    :data:`calibration.sim.MACHINES`."""
+    if config.schedule not in POLICIES:
+        return config
+    from dataclasses import replace
+
+    from .profiles.cmt_core import predict_groups, thread_profiles
+
+    profiles = thread_profiles(workload, config.block)
+    groups, _ = balance_set_schedule(predict_groups(profiles, config), len(profiles), config.schedule)
+    return replace(config, schedule=groups)
+
+
 # moved to calibration.profiles.cmt_core (0.2); served with a warning until 0.3
-__getattr__ = moved_attributes(__name__, dict.fromkeys(
-    ("thread_profiles", "core_model", "group_prediction", "predict_groups"), "calibration.profiles.cmt_core"))
+__getattr__ = moved_attributes(__name__, {name: f"calibration.profiles.cmt_core.{name}" for name in (
+    "thread_profiles", "core_model", "group_prediction", "predict_groups")})

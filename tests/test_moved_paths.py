@@ -51,3 +51,13 @@ def test_new_homes_import_without_warnings():
         warnings.simplefilter("error")
         for name in {new for new, _ in MOVED.values()}:
             importlib.import_module(name)
+
+
+@pytest.mark.parametrize("module", ["calibration", "calibration.sim", "calibration.sim.bus"])
+@pytest.mark.parametrize("old, new", [("simulate", "simulate_bus"), ("SimulatorConfig", "BusConfig"),
+                                      ("SimulationResult", "BusResult")])
+def test_bus_names_of_before_the_registry_warn(module, old, new):
+    import calibration.sim.bus as bus
+
+    with pytest.warns(DeprecationWarning, match=f"calibration.sim.bus.{new}"):
+        assert getattr(importlib.import_module(module), old) is getattr(bus, new)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from calibration.missratio import group_miss_ratio, lru_miss_ratio, statcache_miss_ratio, statstack_miss_ratio
-from calibration.sim.bus import SimulatorConfig, simulate
+from calibration.sim.bus import BusConfig, simulate_bus
 from calibration.sim.reuse import reuse_profile
 from calibration.sim.traces import LOAD, Chunk
 from calibration.sim.workload import trace_workload
@@ -92,7 +92,7 @@ def naive_fast(blocks):
 def test_lru_stack_model_equals_simulated_fully_associative_lru(kib):
     p = reuse_profile(GZIP, block=64, data_only=True)
     lines = kib * 1024 // 64
-    run = simulate(trace_workload(GZIP), SimulatorConfig(cpus=1, cache=kib * 1024, block=64, assoc=lines,
+    run = simulate_bus(trace_workload(GZIP), BusConfig(cpus=1, cache=kib * 1024, block=64, assoc=lines,
                                                          data_only=True, pages="identity"))
     assert run.misses == p.lru_misses(kib * 1024)
 
@@ -100,7 +100,7 @@ def test_lru_stack_model_equals_simulated_fully_associative_lru(kib):
 def test_set_associative_estimate_near_simulation():
     p = reuse_profile(GZIP, block=64, data_only=True)
     for kib, assoc in ((8, 2), (16, 4)):
-        run = simulate(trace_workload(GZIP), SimulatorConfig(cpus=1, cache=kib * 1024, block=64, assoc=assoc,
+        run = simulate_bus(trace_workload(GZIP), BusConfig(cpus=1, cache=kib * 1024, block=64, assoc=assoc,
                                                              data_only=True, pages="identity"))
         predicted = lru_miss_ratio(p, kib * 1024, assoc=assoc) * p.references
         assert abs(predicted / run.misses - 1) < 0.25

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calibration import generate, simulate
+from calibration import generate, simulate_bus
 from calibration.profiles.shared_bus import model_from_runs, profile_from_runs
 from models.shared_bus import SharedBus, solve_shared_bus
 from models.shared_bus.model import interpolate
@@ -115,7 +115,7 @@ def test_model_file_and_errors(capsys):
 
 def test_calibrated_from_simulator_runs_reproduces_them():
     wl = generate("web-server", references=1_300_000)
-    runs = {n: simulate(wl, cpus=n, cache="256KiB", block=64) for n in (2, 4)}
+    runs = {n: simulate_bus(wl, cpus=n, cache="256KiB", block=64) for n in (2, 4)}
     values = profile_from_runs(runs)
     assert values["profile.cpus"] == [2, 4] and values["cpu_cycles"] == 5.0
     unfitted = profile_from_runs(runs, fit_residual=False)
@@ -128,7 +128,7 @@ def test_calibrated_from_simulator_runs_reproduces_them():
         assert abs(model["gsp"] / run.gsp - 1) <= abs(plain["gsp"] / run.gsp - 1) + 1e-3
         assert model["gsp"] == pytest.approx(run.gsp, rel=0.02)
         assert model["bus_utilization"] == pytest.approx(run.bus_utilization, rel=0.05)
-    mid = simulate(wl, cpus=3, cache="256KiB", block=64)
+    mid = simulate_bus(wl, cpus=3, cache="256KiB", block=64)
     assert model_from_runs(runs, 3).solve().outputs["gsp"] == pytest.approx(mid.gsp, rel=0.05)
 
 

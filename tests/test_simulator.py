@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibration.sim import protocols as P
-from calibration.sim import CoherenceViolation, SimulatorConfig, bus_costs, scalability, simulate
+from calibration.sim import CoherenceViolation, BusConfig, bus_costs, scalability, simulate_bus
 from calibration.sim.stats import workload_statistics
 from calibration.sim.synthetic import PRESETS, generate, preset_request
 from calibration.sim.traces import Chunk, TraceError, detect_format, read_din, read_lackey, read_npz, read_trace, write_npz
@@ -45,7 +45,7 @@ def _lockstep(**options):
     the lowest processor), so a hand-made interleaving is exact."""
     costs = {k: 0 for k in bus_costs(32)}
     costs["cpu"] = 1
-    return SimulatorConfig(costs=costs, **options)
+    return BusConfig(costs=costs, **options)
 
 
 def _random_workload(n_proc, n, seed, shared_words=64, private_words=256, shared_frac=0.7, size=4):
@@ -176,7 +176,7 @@ def test_one_processor_equals_a_naive_lru_on_real_traces(trace):
     wl = _workload({"p": list(zip(part.op.tolist(), part.addr.tolist(), part.size.tolist()))})
     for cache, block, assoc in GEOMETRIES[:3]:
         refs, misses = _naive_lru(part, cache, block, assoc)
-        r = simulate(wl, cpus=1, cache=cache, block=block, assoc=assoc, pages="identity")
+        r = simulate_bus(wl, cpus=1, cache=cache, block=block, assoc=assoc, pages="identity")
         assert (r.references, r.misses) == (refs, misses)
         assert r.counts["hits"] == refs - misses and r.to_dict()["misses"] == misses
 
@@ -198,13 +198,13 @@ def test_one_processor_equals_pycachesim_on_real_traces(trace):
             backend.iterload([a], max(s, 1))
             if op == 2:
                 backend.iterstore([a], max(s, 1))
-        r = simulate(wl, cpus=1, cache=cache, block=block, assoc=assoc, pages="identity")
+        r = simulate_bus(wl, cpus=1, cache=cache, block=block, assoc=assoc, pages="identity")
         assert r.misses == backend.MISS_count, (cache, block, assoc)
 
 
 def test_spanning_accesses_count_once_per_block():
     wl = _workload({"p": [(1, 60, 8), (1, 64, 4), (2, 126, 4), (0, 0, 200)]})
-    r = simulate(wl, cpus=1, cache=1024, block=64, assoc=2, pages="identity")
+    r = simulate_bus(wl, cpus=1, cache=1024, block=64, assoc=2, pages="identity")
     # 60..67 -> blocks 0,1; 64 -> 1; 126..129 -> 1,2; 0..199 -> 0,1,2,3
     assert r.references == 2 + 1 + 2 + 4
     assert r.misses == 4
@@ -216,7 +216,7 @@ def test_spanning_accesses_count_once_per_block():
 def test_checking_mode_on_random_multiprocessor_traces(protocol, scheduler):
     for seed in range(3):
         wl = _random_workload(6, 2500, seed)
-        r = simulate(wl, cpus=4, cache=512, block=32, assoc=2, protocol=protocol, scheduler=scheduler,
+        r = simulate_bus(wl, cpus=4, cache=512, block=32, assoc=2, protocol=protocol, scheduler=scheduler,
                      check=True, time_slice=300, seed=seed)
         assert r.references == 6 * 2500 and r.counts["migrations"] > 0
 
@@ -227,7 +227,7 @@ def test_checking_mode_on_random_multiprocessor_traces(protocol, scheduler):
        size=st.sampled_from([1, 4, 8]), slice_=st.integers(20, 400))
 def test_checking_mode_property(protocol, cpus, n_proc, block, assoc, seed, size, slice_):
     wl = _random_workload(n_proc, 600, seed, shared_words=24, private_words=48, size=size)
-    r = simulate(wl, cpus=cpus, cache=block * assoc * 4, block=block, assoc=assoc, protocol=protocol,
+    r = simulate_bus(wl, cpus=cpus, cache=block * assoc * 4, block=block, assoc=assoc, protocol=protocol,
                  check=True, time_slice=slice_, seed=seed)
     d = r.to_dict()
     assert d["misses"] <= d["references"]
@@ -253,7 +253,7 @@ def test_checking_mode_catches_broken_protocols(field, index, value):
     _broken("broken", field, index, value)
     try:
         with pytest.raises(CoherenceViolation):
-            simulate(_random_workload(6, 3000, 1), cpus=4, cache=512, block=32, assoc=2, protocol="broken",
+            simulate_bus(_random_workload(6, 3000, 1), cpus=4, cache=512, block=32, assoc=2, protocol="broken",
                      check=True, time_slice=500)
     finally:
         del P.PROTOCOLS["broken"]
@@ -277,7 +277,7 @@ PAD = 0x200000
 def _two_processors(p0, p1, **options):
     names = ("p0", "p1")
     wl = _workload({"p0": p0, "p1": p1}, (SharedRange("shm", SHARED, SHARED + 4096, names),))
-    return simulate(wl, _lockstep(cpus=2, cache=4096, block=32, assoc=2, **options)).to_dict()
+    return simulate_bus(wl, _lockstep(cpus=2, cache=4096, block=32, assoc=2, **options)).to_dict()
 
 
 @pytest.mark.parametrize("second, sharing, other", [
@@ -326,7 +326,7 @@ def test_migrated_process_rereading_private_data_is_passive_sharing():
                                                                       rng.integers(0, 16, 20000))]
               for k in range(6)}
     wl = _workload(traces)
-    res = {proto: simulate(wl, cpus=4, cache=4096, block=32, assoc=2, protocol=proto, time_slice=300,
+    res = {proto: simulate_bus(wl, cpus=4, cache=4096, block=32, assoc=2, protocol=proto, time_slice=300,
                            check=True).to_dict() for proto in ("mesi", "amsd", "pscr")}
     for proto, d in res.items():
         assert d["misses_by_kind"]["true_sharing"] == d["misses_by_kind"]["false_sharing"] == 0
@@ -341,15 +341,15 @@ def test_migrated_process_rereading_private_data_is_passive_sharing():
 # --- scheduling, timing, GSP --------------------------------------------------------------------
 def test_affinity_scheduling_migrates_less_than_random():
     wl = generate("ec-server", references=1_300_000)
-    rnd = simulate(wl, cpus=4, cache="256KiB", block=64, time_slice=20_000, scheduler="random")
-    aff = simulate(wl, cpus=4, cache="256KiB", block=64, time_slice=20_000, scheduler="affinity")
+    rnd = simulate_bus(wl, cpus=4, cache="256KiB", block=64, time_slice=20_000, scheduler="random")
+    aff = simulate_bus(wl, cpus=4, cache="256KiB", block=64, time_slice=20_000, scheduler="affinity")
     assert aff.counts["migrations"] < rnd.counts["migrations"]
     assert aff.to_dict()["other_misses"]["context_switch"] < rnd.to_dict()["other_misses"]["context_switch"]
 
 
 def test_gsp_and_utilisation_laws():
     wl = generate("ec-server", references=520_000)
-    r = simulate(wl, cpus=4, cache="256KiB", block=64)
+    r = simulate_bus(wl, cpus=4, cache="256KiB", block=64)
     u = r.processor_utilization
     # U_i = (T - T_delay,i) / T, and busy + stall fills each processor's time
     assert np.allclose(u, (r.cycles - (r.cycles - r.busy)) / r.cycles)
@@ -362,7 +362,7 @@ def test_gsp_and_utilisation_laws():
 @pytest.mark.parametrize("protocol", ["mesi", "pscr"])
 def test_stall_splits_into_stalling_transactions_and_store_buffer(protocol):
     wl = generate("ec-server", references=520_000)
-    r = simulate(wl, cpus=6, cache="64KiB", block=64, protocol=protocol)
+    r = simulate_bus(wl, cpus=6, cache="64KiB", block=64, protocol=protocol)
     c = r.counts
     # every stalled cycle is either a stalling transaction's (waiting + service) or a store's
     assert c["bus_sync.stall_cycles"] + c["bus_async.stall_cycles"] == r.stall.sum()
@@ -393,9 +393,9 @@ def test_config_errors_name_the_field():
                           ({"scheduler": "fifo"}, "scheduler"), ({"cpus": 0}, "cpus"), ({"block": 512}, "word"),
                           ({"costs": {"disk": 1}}, "costs")):
         with pytest.raises(ModelError) as err:
-            SimulatorConfig(**kwargs)
+            BusConfig(**kwargs)
         assert err.value.field == field
-    assert SimulatorConfig(cache="2MiB").cache == 2 << 20
+    assert BusConfig(cache="2MiB").cache == 2 << 20
 
 
 # --- the synthetic generator ---------------------------------------------------------------------
@@ -488,7 +488,7 @@ def test_cli_trace_generate_writes_a_manifest_that_loads(tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["simulate", "nothing-here"], "neither a file nor a preset"),
     (["simulate", "ec-server", "--cache", "3000"], "cache:"),
-    (["simulate", "ec-server", "--sweep", "colour=red"], "unknown option"),
+    (["simulate", "ec-server", "--sweep", "colour=red"], "--sweep colour: not an option of --machine bus"),
     (["trace", "stats", "/nonexistent.npz"], "neither a file nor a preset"),
 ])
 def test_cli_errors_are_one_line_and_exit_2(argv, needle, capsys):
@@ -503,8 +503,8 @@ def test_data_only_drops_instruction_fetches_and_kernel_flags_reach_the_counts()
     kernel[::3] = True                                  # pretend every third reference is the kernel's
     flagged = Chunk(chunk.op, chunk.addr, chunk.size, kernel)
     wl = Workload("k", (Process("p", lambda: iter([flagged]), len(flagged)),))
-    full = simulate(wl, cpus=1, cache=8192, block=32, assoc=2).to_dict()
-    data = simulate(wl, cpus=1, cache=8192, block=32, assoc=2, data_only=True).to_dict()
+    full = simulate_bus(wl, cpus=1, cache=8192, block=32, assoc=2).to_dict()
+    data = simulate_bus(wl, cpus=1, cache=8192, block=32, assoc=2, data_only=True).to_dict()
     assert data["references_by_access"]["ifetch"] == 0
     assert data["references_by_access"]["load"] == full["references_by_access"]["load"]
     assert data["references_by_access"]["store"] == full["references_by_access"]["store"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration import generate, simulate
+from calibration import generate, simulate_bus
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "simulator_counts.json").read_text())
 
@@ -27,6 +27,6 @@ def digest(result) -> str:
 @pytest.mark.parametrize("run", sorted(RECORDED))
 def test_counts_are_bit_identical_to_the_recorded_runs(workload, run):
     protocol, scheduler, cpus = run.split("-")
-    result = simulate(workload, cpus=int(cpus), protocol=protocol, scheduler=scheduler, cache="256KiB", block=64,
+    result = simulate_bus(workload, cpus=int(cpus), protocol=protocol, scheduler=scheduler, cache="256KiB", block=64,
                       time_slice=20000, references=300_000, check=(int(cpus) == 4))
     assert digest(result) == RECORDED[run]

@@ -17,7 +17,7 @@ def profile_from_runs(runs: dict, fit_residual: bool = True, **model_values) -> 
     """Model parameters ``profile.*``, ``cpu_cycles`` and ``bus.residual_factor`` from
     simulator results keyed by processor count.
 
-    The profile is the bus work per reference of each run (:meth:`SimulationResult.bus_work`).
+    The profile is the bus work per reference of each run (:meth:`BusResult.bus_work`).
     The residual factor is then fitted (:func:`calibration.fit.fit`, bounds 0.1-10) so that
     the model gives the runs' own GSP: the simulator's misses come in bursts (after context
     switches), so an arriving transaction finds more residual work than the arrival theorem

@@ -3,7 +3,8 @@ application layer is the per-node counts of one HLRC run and one SC run of the s
 workload."""
 from __future__ import annotations
 
-from ..sim.svm import PAGE, SVMConfig, SVMResult, simulate_svm
+from ..sim.svm import SVMConfig, SVMResult, simulate_svm
+from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
 __all__ = ["simulate_pair", "application_values", "model_document"]

@@ -49,7 +49,7 @@ import pandas as pd
 from models.tpcc_smp.ceiling import HELD_OUT_TPMC, one_cpu_bound
 
 from ..fit import FitResult, fit
-from ..sim.bus import simulate
+from ..sim.bus import simulate_bus
 from ..sim.synthetic import PRESETS, Application, generate
 
 __all__ = ["observations", "UNKNOWNS", "TPCCCalibration", "calibrate", "one_cpu_bound", "gsp_by_jobs",
@@ -156,7 +156,7 @@ def gsp_by_jobs(cpus: int, max_jobs: int, references_per_job: int = 1_000_000, *
     """GSP of j = 1..max_jobs DB processes on ``cpus`` processors (simulator)."""
     out = np.empty(max_jobs)
     for j in range(1, max_jobs + 1):
-        out[j - 1] = simulate(_db_jobs(j, references_per_job), cpus=cpus, **config).gsp
+        out[j - 1] = simulate_bus(_db_jobs(j, references_per_job), cpus=cpus, **config).gsp
     return out
 
 

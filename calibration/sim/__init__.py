@@ -14,19 +14,36 @@ Layers, bottom up (each module imports only those above it in this list):
 * :mod:`~calibration.sim.stats`: trace statistics (the paper's Tables 1-3);
 * :mod:`~calibration.sim.machine`: what every machine shares: reference streams with
   bounded buffers, the run length, the scalability search;
-* :mod:`~calibration.sim.bus`: the shared-bus machine, its configuration and result
-  (kernel: :mod:`~calibration.sim._bus_kernel`).
+* :mod:`~calibration.sim.options`: what a configuration field means to a user (help,
+  unit, kind, choices), sizes;
+* the machines, each a configuration, a ``simulate_*`` function and a result with
+  ``to_dict()`` plus its formatters, with its kernel beside it:
+  :mod:`~calibration.sim.bus` (shared-bus SMP), :mod:`~calibration.sim.cmt` (chip
+  multithreading), :mod:`~calibration.sim.svm` (software shared memory),
+  :mod:`~calibration.sim.ccnuma` (cc-NUMA, with :mod:`~calibration.sim.directory`);
+  :mod:`~calibration.sim.parallel` generates their parallel kernels and
+  :mod:`~calibration.sim.reuse` measures reuse distances;
+* :mod:`~calibration.sim.registry`: :data:`MACHINES`, the machines by name.
 
-A new machine (cc-NUMA, shared L2, SVM) is one module beside ``bus`` plus its kernel,
-reusing the readers, manifests, block map, protocol-table compiler and stream.
+A new machine is one module beside ``bus`` plus its kernel, reusing the readers,
+manifests, block map, protocol-table compiler and streams, and one
+:func:`~calibration.sim.registry.register` call: ``mva simulate`` derives its options from
+the registry.
 """
-from .bus import SimulationResult, SimulatorConfig, bus_costs, simulate
+from .._moved import moved_attributes
+from .bus import BusConfig, BusResult, bus_costs, simulate_bus
 from .loading import load_workload
 from .machine import CoherenceViolation, scalability
+from .registry import MACHINES, Machine, register
 from .synthetic import PRESETS, Application, Request, generate
 from .traces import Chunk, read_trace, write_npz
 from .workload import Process, SharedRange, Workload
 
-__all__ = ["simulate", "SimulatorConfig", "SimulationResult", "CoherenceViolation", "bus_costs", "scalability",
-           "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace", "write_npz", "Workload",
-           "Process", "SharedRange", "load_workload"]
+__all__ = ["MACHINES", "Machine", "register", "simulate_bus", "BusConfig", "BusResult", "CoherenceViolation",
+           "bus_costs", "scalability", "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace",
+           "write_npz", "Workload", "Process", "SharedRange", "load_workload"]
+
+# the bus machine's names of before the registry (0.2); served with a warning until 0.3
+__getattr__ = moved_attributes(__name__, {"simulate": "calibration.sim.bus.simulate_bus",
+                                          "SimulatorConfig": "calibration.sim.bus.BusConfig",
+                                          "SimulationResult": "calibration.sim.bus.BusResult"})

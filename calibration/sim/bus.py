@@ -1,11 +1,11 @@
 """The trace-driven shared-bus multiprocessor simulator (Foglia et al. 2004, §4).
 
-:func:`simulate` runs a :class:`~calibration.workload.Workload` on P processors with
+:func:`simulate_bus` runs a :class:`~calibration.workload.Workload` on P processors with
 private caches (size, block, associativity; LRU; write-back; write-allocate) kept
 coherent by MESI, AMSD or PSCR (:mod:`calibration.protocols`) over a shared bus with
 Foglia et al. 2004, Table 4 costs, schedules processes in time slices (random or cache-affinity),
 translates virtual to physical pages, and classifies every miss and coherence
-transaction (COHERENCE_SPEC §5).  It returns a :class:`SimulationResult`: miss rate and
+transaction (COHERENCE_SPEC §5).  It returns a :class:`BusResult`: miss rate and
 breakdown, coherence transactions per 100 references, bus and processor utilisation and
 the global system power GSP = sum of processor utilisations (Foglia et al. 2004, §4).
 
@@ -21,13 +21,16 @@ import numpy as np
 
 from mva.errors import ModelError
 
+from .._moved import moved_attributes
+
 from . import _bus_kernel as K
 from .blockmap import BlockMap
-from .machine import CoherenceViolation, ReferenceStream, parse_size, run_length, scalability
+from .machine import CoherenceViolation, ReferenceStream, run_length, scalability
+from .options import option, parse_size, size_label
 from .protocols import DIRTY, WRITABLE, protocol
 from .workload import Workload
 
-__all__ = ["SimulatorConfig", "SimulationResult", "simulate", "bus_costs", "CoherenceViolation",
+__all__ = ["BusConfig", "BusResult", "simulate_bus", "format_result", "summary_row", "bus_costs", "CoherenceViolation",
            "scalability"]
 
 def bus_costs(block: int) -> dict:
@@ -47,7 +50,7 @@ def bus_costs(block: int) -> dict:
 
 
 @dataclass(frozen=True)
-class SimulatorConfig:
+class BusConfig:
     """One machine.  Sizes in bytes (``cache`` also accepts ``"2MiB"``), times in CPU
     cycles, ``time_slice`` in references (Foglia et al. (2004): about 200,000).
 
@@ -59,20 +62,26 @@ class SimulatorConfig:
     ``costs`` overrides :func:`bus_costs` entries.
     """
 
-    cpus: int = 8
-    cache: int = 2 << 20
-    block: int = 128
-    assoc: int = 2
-    protocol: str = "mesi"
-    scheduler: str = "random"
-    time_slice: int = 200_000
-    data_only: bool = False
-    word: int = 4
-    references: int | None = None
-    seed: int = 1
-    affinity: float = 1.0
-    check: bool = False
-    pages: str = "random"
+    cpus: int = option(8, "processors (default 8)", "processors")
+    cache: int = option(2 << 20, "cache size per processor, e.g. 2MiB (default 2MiB)", "bytes", "size")
+    block: int = option(128, "block size (default 128)", "bytes", "size")
+    assoc: int = option(2, "associativity (default 2)", "ways")
+    protocol: str = option("mesi", "coherence protocol (default mesi)", kind="choice",
+                           choices=("mesi", "amsd", "pscr"))
+    scheduler: str = option("random", "process scheduling (default random)", kind="choice",
+                            choices=("random", "affinity"))
+    time_slice: int = option(200_000, "time slice (default 200000)", "references")
+    data_only: bool = option(False, "simulate data references only (the cache is unified by default)",
+                             kind="flag")
+    word: int = option(4, "word size of the coherence checker and the sharing classification (default 4)",
+                       "bytes", "size")
+    references: int | None = option(None, "run length (default: the workload's; presets: generated length too)",
+                                    "references")
+    seed: int = option(1, "seed of scheduling and page placement (default 1)")
+    affinity: float = option(1.0, "affinity scheduler's preference (default 1)", "time slices", "float")
+    check: bool = option(False, "check coherence (versions per word; slow)", kind="flag")
+    pages: str = option("random", "virtual-to-physical page mapping (default random)", kind="choice",
+                        choices=("random", "identity"))
     costs: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
@@ -125,7 +134,7 @@ class SimulatorConfig:
 
 
 @dataclass(frozen=True)
-class SimulationResult:
+class BusResult:
     """Counts and timing of one run; :meth:`to_dict` gives the JSON of ``mva simulate``.
 
     ``counts``: the kernel's counters by name; ``processor_cycles``: total simulated
@@ -133,7 +142,7 @@ class SimulationResult:
     """
 
     workload: str
-    config: SimulatorConfig
+    config: BusConfig
     counts: dict
     cycles: int
     busy: np.ndarray
@@ -247,7 +256,7 @@ class _Machine:
     """All arrays of one run, in the kernel's bundles; per-block arrays grow with the
     block map."""
 
-    def __init__(self, workload: Workload, cfg: SimulatorConfig, to_end: bool):
+    def __init__(self, workload: Workload, cfg: BusConfig, to_end: bool):
         self.wl = workload
         self.cfg = cfg
         pr = protocol(cfg.protocol)
@@ -309,9 +318,9 @@ class _Machine:
             K.dispatch_bundled(p, 0, self.cpus, self.sched, 0, self.glob, self.counts)
 
 
-def simulate(workload: Workload, config: SimulatorConfig | None = None, progress: bool = False,
-             **options) -> SimulationResult:
-    """Run ``workload`` on the machine ``config`` (or ``SimulatorConfig(**options)``).
+def simulate_bus(workload: Workload, config: BusConfig | None = None, progress: bool = False,
+             **options) -> BusResult:
+    """Run ``workload`` on the machine ``config`` (or ``BusConfig(**options)``).
 
     The run lasts ``config.references`` block references (an access spanning two blocks
     counts twice); by default a one-process workload runs to the end of its trace and a
@@ -324,7 +333,7 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
 
     from tqdm.auto import tqdm
 
-    cfg = replace(config, **options) if config is not None else SimulatorConfig(**options)
+    cfg = replace(config, **options) if config is not None else BusConfig(**options)
     started = time.perf_counter()
     budget, to_end = run_length(workload, cfg.references)
     m = _Machine(workload, cfg, to_end)
@@ -363,5 +372,54 @@ def simulate(workload: Workload, config: SimulatorConfig | None = None, progress
     cycles = int(max(m.cpus.clock.max(), m.glob[K.G_BUS_FREE]))    # the run ends when the bus is quiet too
     busy = refs_by_cpu * m.costs[K.COST_CPU]      # every reference's own cycles
     counts["hits"] = int(refs_by_cpu.sum()) - sum(v for k, v in counts.items() if k.startswith("miss."))
-    return SimulationResult(workload.name, cfg, counts, cycles, busy, m.cpus.stall.copy(),
+    return BusResult(workload.name, cfg, counts, cycles, busy, m.cpus.stall.copy(),
                             refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
+
+
+def format_result(d: dict) -> str:
+    """The table of ``mva simulate`` from a run's :meth:`BusResult.to_dict`."""
+    cfg = d["config"]
+    refs = max(d["references"], 1)
+    mk = d["misses_by_kind"]
+    om = d["other_misses"]
+    coh = d["coherence_transactions_per_100_refs"]
+    pu = d["processor_utilization"]
+    size = size_label(cfg["cache"])
+    lines = [
+        f"{d['workload']}: {cfg['protocol'].upper()}, {cfg['cpus']} processors, {size} {cfg['assoc']}-way "
+        f"{cfg['block']}-byte blocks, {cfg['scheduler']} scheduling",
+        f"  references                 {d['references']:>14,}",
+        f"  misses                     {d['misses']:>14,}   miss rate {100 * d['miss_rate']:.3f}%",
+        f"    other                    {mk['other']:>14,}   (cold {om['cold']:,}, context switch "
+        f"{om['context_switch']:,}, replacement {om['replacement']:,}, selective reload {om['selective_reload']:,})",
+        f"    true sharing             {mk['true_sharing']:>14,}",
+        f"    false sharing            {mk['false_sharing']:>14,}",
+        f"    passive sharing          {mk['passive_sharing']:>14,}",
+        f"  coherence transactions per 100 references: {coh['total']:.4f}",
+        "    by type   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_type"].items()),
+        "    by class  " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_class"].items()),
+        "    by mode   " + ", ".join(f"{k} {v:.4f}" for k, v in coh["by_mode"].items()),
+        f"  bus utilisation            {100 * d['bus_utilization']:>13.1f}%",
+        f"  processor utilisation      {sum(pu) / len(pu):>14.3f} mean  ({min(pu):.3f} - {max(pu):.3f})",
+        f"  GSP                        {d['gsp']:>14.3f}",
+        f"  migrations {d['migrations']:,} in {d['dispatches']:,} dispatches; {d['blocks']:,} blocks; "
+        f"{d['seconds']:.2f} s ({refs / max(d['seconds'], 1e-9) / 1e6:.1f} M references/s)",
+    ]
+    return "\n".join(lines)
+
+
+def summary_row(d: dict) -> dict:
+    """One row of a sweep's table: the headline numbers of a run's :meth:`BusResult.to_dict`."""
+    mk = d["misses_by_kind"]
+    refs = max(d["references"], 1)
+    coh = d["coherence_transactions_per_100_refs"]
+    return {"miss_rate": d["miss_rate"], "other": mk["other"] / refs, "true_sharing": mk["true_sharing"] / refs,
+            "false_sharing": mk["false_sharing"] / refs, "passive_sharing": mk["passive_sharing"] / refs,
+            "coherence_per_100": coh["total"], "passive_coherence_per_100": coh["by_class"]["passive_sharing"],
+            "bus_utilization": d["bus_utilization"], "gsp": d["gsp"]}
+
+
+# the names of before the machine registry (0.2); served with a warning until 0.3
+__getattr__ = moved_attributes(__name__, {"SimulatorConfig": f"{__name__}.BusConfig",
+                                          "SimulationResult": f"{__name__}.BusResult",
+                                          "simulate": f"{__name__}.simulate_bus"})

@@ -50,7 +50,8 @@ from mva.errors import ModelError
 
 from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
-from .machine import CoherenceViolation, RawReferences, check_run_options, parse_size
+from .machine import CoherenceViolation, RawReferences, check_run_options
+from .options import option
 from .workload import Workload
 
 __all__ = ["CCNUMAConfig", "CCNUMAResult", "simulate_ccnuma", "COUNTERS", "PLACEMENTS", "PROXIES"]
@@ -74,15 +75,21 @@ class CCNUMAConfig:
     checker; ``cycles_per_reference`` work per data reference of a trace without
     instruction fetches (None: the workload's, else 1); ``references`` caps each trace."""
 
-    placement: str = "first-touch"
-    proxies: str = "none"
-    buffer: int | None = None
-    slc: int = 4 << 20
-    flc: int = 8 << 10
-    initialisation: str = "first-barrier"
-    check: bool = False
-    cycles_per_reference: int | None = None
-    references: int | None = None
+    placement: str = option("first-touch", "home of each page (default first-touch, after the phase before the "
+                                           "first barrier)", kind="choice", choices=PLACEMENTS)
+    proxies: str = option("none", "route reads via proxy nodes: basic for marked ranges, reactive for bounced "
+                                  "reads (default none)", kind="choice", choices=PROXIES)
+    buffer: int | None = option(None, "input buffer: reads bounce when more than N messages wait (default "
+                                      "infinite)", "messages")
+    slc: int = option(4 << 20, "second-level cache per node (default 4MiB, direct mapped)", "bytes", "size")
+    flc: int = option(8 << 10, "first-level cache per node (default 8KiB, write-through)", "bytes", "size")
+    initialisation: str = option("first-barrier", "phase before the first barrier: unmeasured, pages placed afresh "
+                                                  "after it (default first-barrier)", kind="choice",
+                                 choices=("first-barrier", "none"))
+    check: bool = option(False, "check coherence with the protocol tables' checker (slow)", kind="flag")
+    cycles_per_reference: int | None = option(None, "work per data reference of a trace without instruction "
+                                                    "fetches (default: the kernel's, else 1)", "cycles")
+    references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:
@@ -102,17 +109,6 @@ class CCNUMAConfig:
         if self.initialisation not in ("first-barrier", "none"):
             raise ModelError("initialisation", f"must be first-barrier or none, got {self.initialisation!r}")
         check_run_options(self.cycles_per_reference, self.references)
-
-    @classmethod
-    def from_options(cls, slc=None, flc=None, **kw) -> "CCNUMAConfig":
-        """A configuration from command-line style values (sizes as text)."""
-        for name, text in (("slc", slc), ("flc", flc)):
-            if text is not None:
-                try:
-                    kw[name] = parse_size(text)
-                except ValueError:
-                    raise ModelError(f"--{name}", f"not a size: {text!r} (e.g. 4MiB)") from None
-        return cls(**{k: v for k, v in kw.items() if v is not None})
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -333,3 +329,31 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
     totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
     return CCNUMAResult(workload.name, config.to_dict(), procs, totals, execution, vis, demand, rvis,
                         *phases.sums, int(glob[K.G_LINES]), int(glob[K.G_PAGES]), time.perf_counter() - t0)
+
+
+TABLE_COLUMNS = ("references", "read_misses", "remote_reads", "requests", "messages", "bounces", "proxy_reads")
+
+
+def format_result(d: dict) -> str:
+    """The table of ``mva simulate --machine ccnuma`` from a run's :meth:`CCNUMAResult.to_dict`."""
+    c, t = d["config"], d["totals"]
+    buf = "infinite" if c["buffer"] is None else f"{c['buffer']} messages"
+    lines = [f"{d['workload']}: cc-NUMA, {d['nodes']} nodes, {c['placement']} pages, proxies {c['proxies']}, "
+             f"input buffers {buf}",
+             f"  execution {d['execution_cycles']:,} cycles (parallel phase); references {d['references']:,}; "
+             f"messages {d['messages']:,}",
+             f"  remote reads {d['remote_reads']:,}, mean response {d['remote_read_response_cycles']:.1f} cycles; "
+             f"input buffer queueing {d['input_buffer_queueing_cycles']:.1f} cycles per message",
+             f"  bounces {d['bounces']:,}; proxy reads {d['proxy_reads']:,} (combined {t['combined']:,}, served "
+             f"from a proxy's cache {t['proxy_hits']:,}); hot node {d['hot_node']}",
+             f"  {'node':<14}" + "".join(f"{k:>14}" for k in TABLE_COLUMNS) + f"{'NC util':>9}"]
+    for p, u in zip(d["processes"], d["nc_utilization"], strict=True):
+        lines.append(f"  {p['name']:<14}" + "".join(f"{p[k]:>14,}" for k in TABLE_COLUMNS) + f"{u:>9.3f}")
+    lines.append(f"  {'total':<14}" + "".join(f"{t[k]:>14,}" for k in TABLE_COLUMNS))
+    return "\n".join(lines)
+
+
+def summary_row(d: dict) -> dict:
+    """One row of a sweep's table: the headline numbers of a run's :meth:`CCNUMAResult.to_dict`."""
+    return {k: d[k] for k in ("execution_cycles", "messages", "remote_reads", "remote_read_response_cycles",
+                              "input_buffer_queueing_cycles", "bounces", "proxy_reads", "hot_node")}

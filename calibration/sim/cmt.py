@@ -38,13 +38,15 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _cmt_kernel as K
-from .machine import parse_size
+from .options import option, parse_size, size_label
 from .traces import IFETCH, limited
-from .workload import Workload
+from .workload import PAGE, Workload
 
-__all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_cmt", "round_robin_groups"]
+__all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_cmt", "round_robin_groups", "POLICIES"]
 
-PAGE = 4096
+#: Schedules that are predicted from the threads' reuse profiles (balance-set scheduling,
+#: :func:`calibration.scheduling.resolve_schedule`), not known to the machine itself.
+POLICIES = ("perf", "fair")
 
 
 @dataclass(frozen=True)
@@ -52,22 +54,26 @@ class CMTConfig:
     """One CMT machine.  Sizes in bytes (``"48KiB"`` accepted), times in cycles,
     ``bandwidth`` in bytes per cycle between the L2 and memory."""
 
-    cores: int = 1
-    contexts: int = 4
-    l1: int = 8 << 10
-    l1_assoc: int = 4
-    l2: int = 384 << 10
-    l2_assoc: int = 12
-    block: int = 64
-    l1_latency: int = 2
-    l2_latency: int = 22
-    memory_latency: int = 120
-    bandwidth: float = 8.0
-    time_slice: int = 1_000_000
-    cycles: int = 10_000_000
-    warmup: int = 1_000_000
-    schedule: object = "all"
-    seed: int = 1
+    cores: int = option(1, "cores (default 1)", "cores")
+    contexts: int = option(4, "hardware contexts per core (default 4)", "contexts")
+    l1: int = option(8 << 10, "L1 data cache per core (default 8KiB)", "bytes", "size")
+    l1_assoc: int = option(4, "L1 associativity (default 4)", "ways")
+    l2: int = option(384 << 10, "shared L2 (default 384KiB)", "bytes", "size")
+    l2_assoc: int = option(12, "L2 associativity (default 12)", "ways")
+    block: int = option(64, "block size (default 64)", "bytes", "size")
+    l1_latency: int = option(2, "L1 hit (default 2)", "cycles")
+    l2_latency: int = option(22, "L1 to L2 (default 22)", "cycles")
+    memory_latency: int = option(120, "L2 to memory (default 120)", "cycles")
+    bandwidth: float = option(8.0, "L2-memory bandwidth (default 8)", "bytes per cycle", "float")
+    time_slice: int = option(1_000_000, "time slice of round-robin and balance-set schedules (default 1000000)",
+                             "cycles")
+    cycles: int = option(10_000_000, "measured cycles (default 10000000)", "cycles")
+    warmup: int = option(1_000_000, "cycles before measuring (default 1000000)", "cycles")
+    schedule: object = option("all", "all threads at once (default), round-robin windows, or balance-set PERF/FAIR "
+                                     "groups predicted from each thread's reuse profile", kind="choice",
+                              choices=("all", "round-robin", "perf", "fair"))
+    seed: int = option(1, "seed of the trace starting points (default 1)")
+    references: int | None = option(None, "references kept of each thread's trace (default: all)", "references")
 
     def __post_init__(self):
         for name in ("l1", "l2", "block"):
@@ -88,9 +94,12 @@ class CMTConfig:
                                        f"{self.block}-byte blocks")
         if not self.bandwidth > 0:
             raise ModelError("bandwidth", f"must be positive (bytes per cycle), got {self.bandwidth!r}")
-        if isinstance(self.schedule, str) and self.schedule not in ("all", "round-robin"):
-            raise ModelError("schedule", f"unknown schedule {self.schedule!r}; choose all, round-robin or give "
-                                         "groups of thread indices")
+        if isinstance(self.schedule, str) and self.schedule not in ("all", "round-robin", *POLICIES):
+            raise ModelError("schedule", f"unknown schedule {self.schedule!r}; choose all, round-robin, perf, fair "
+                                         "or give groups of thread indices")
+        if self.references is not None and (not isinstance(self.references, (int, np.integer))
+                                            or self.references < 1):
+            raise ModelError("references", f"must be a positive integer, got {self.references!r}")
 
     @property
     def line_cycles(self) -> int:
@@ -217,7 +226,8 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
     (fields of :class:`CMTConfig` may be given as keywords instead)."""
     cfg = CMTConfig(**{**(asdict(config) if config else {}), **overrides})
     t0 = time.perf_counter()
-    tr = traces if traces is not None else load_threads(workload, cfg.block, seed=cfg.seed)
+    tr = traces if traces is not None else load_threads(workload, cfg.block, references=cfg.references,
+                                                        seed=cfg.seed)
     n = len(tr.names)
     slots = cfg.cores * cfg.contexts
     if cfg.schedule == "all":
@@ -227,6 +237,9 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
         groups = [tuple(range(n))]
     elif cfg.schedule == "round-robin":
         groups = round_robin_groups(n, slots)
+    elif cfg.schedule in POLICIES:
+        raise ModelError("schedule", f"{cfg.schedule} groups are predicted from reuse profiles: resolve them with "
+                                     "calibration.scheduling.resolve_schedule first")
     else:
         groups = [tuple(int(t) for t in g) for g in cfg.schedule]
         for g in groups:
@@ -283,3 +296,32 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
                      l2_misses_per_reference=l2_misses / max(refs, 1),
                      memory_utilization=l2_misses * cfg.line_cycles / max(cycles, 1),
                      share_std=float(np.std(shares)), threads=rows, seconds=time.perf_counter() - t0)
+
+
+def format_result(d: dict) -> str:
+    """The table of ``mva simulate --machine cmt`` from a run's :meth:`CMTResult.to_dict`."""
+    c = d["config"]
+    schedule = c["schedule"] if isinstance(c["schedule"], str) else f"{len(c['schedule'])}-group"
+    lines = [f"{d['workload']}: {c['cores']} core(s) x {c['contexts']} contexts, L1 {size_label(c['l1'])} "
+             f"{c['l1_assoc']}-way, L2 {size_label(c['l2'])} {c['l2_assoc']}-way, {c['block']}-byte blocks, "
+             f"{schedule} schedule",
+             f"  cycles {d['cycles']:,} (after {c['warmup']:,} of warm-up), instructions {d['instructions']:,}",
+             f"  IPC {d['ipc']:.4f}" + (f"  (cores: {', '.join(f'{v:.3f}' for v in d['core_ipc'])})"
+                                        if len(d['core_ipc']) > 1 else ""),
+             f"  L1 miss ratio {d['l1_miss_ratio']:.4f} per data reference; L2 miss ratio "
+             f"{d['l2_miss_ratio']:.4f} per L2 access ({d['l2_misses_per_reference']:.5f} per reference)",
+             f"  memory channel utilisation {d['memory_utilization']:.3f}; CPU share std {d['share_std']:.4f}",
+             f"  {'thread':<16} {'instructions':>13} {'share':>7} {'IPC':>7} {'L1 miss':>8} {'L2 miss':>8}"]
+    scheduled = max(sum(t["scheduled_cycles"] for t in d["threads"]), 1)
+    for t in d["threads"]:
+        refs = max(t["references"], 1)
+        lines.append(f"  {t['name']:<16} {t['instructions']:>13,} {t['scheduled_cycles'] / scheduled:>7.3f} "
+                     f"{t['instructions'] / max(t['scheduled_cycles'], 1):>7.4f} {t['l1_misses'] / refs:>8.4f} "
+                     f"{t['l2_misses'] / max(t['l1_misses'], 1):>8.4f}")
+    return "\n".join(lines)
+
+
+def summary_row(d: dict) -> dict:
+    """One row of a sweep's table: the headline numbers of a run's :meth:`CMTResult.to_dict`."""
+    return {k: d[k] for k in ("ipc", "l1_miss_ratio", "l2_miss_ratio", "l2_misses_per_reference",
+                              "memory_utilization", "share_std")}

@@ -16,7 +16,7 @@ from mva.errors import ModelError
 from .blockmap import BlockMap
 from .workload import Workload
 
-__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences", "parse_size",
+__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences",
            "run_length", "check_run_options", "scalability"]
 
 BUFFER_REFERENCES = 1 << 16
@@ -24,20 +24,6 @@ BUFFER_REFERENCES = 1 << 16
 
 class CoherenceViolation(AssertionError):
     """The checking mode saw a read of an old value or two writable copies."""
-
-
-def parse_size(text) -> int:
-    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units)."""
-    if isinstance(text, (int, np.integer)):
-        return int(text)
-    s = str(text).strip()
-    units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
-             "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
-    low = s.lower()
-    for suffix in sorted(units, key=len, reverse=True):
-        if low.endswith(suffix):
-            return int(float(low[: -len(suffix)]) * units[suffix])
-    return int(float(low))
 
 
 def run_length(workload: Workload, references: int | None) -> tuple[int, bool]:

@@ -60,11 +60,11 @@ from mva.errors import ModelError
 
 from . import _svm_kernel as K
 from .machine import RawReferences, check_run_options
-from .workload import Workload
+from .options import option, size_label
+from .workload import PAGE, Workload
 
-__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "PAGE"]
+__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS"]
 
-PAGE = 4096
 BUFFER = 1 << 16
 COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
@@ -76,19 +76,25 @@ assert len(COUNTERS) == K.N_STATS
 @dataclass(frozen=True)
 class SVMConfig:
     """``protocol`` hlrc (4 KiB pages) or sc (``granularity`` bytes, a power of two from
-    64 B to 4 KiB); ``home`` first-touch or round-robin; ``cycles_per_reference``
-    (cycles of work per data reference when a trace has no instruction fetches; None: the
-    workload's own figure, else 1); ``references`` caps each process's trace."""
+    64 B to 4 KiB; None: the protocol's own unit, the page for hlrc and 64 B for sc);
+    ``home`` first-touch or round-robin; ``cycles_per_reference`` (cycles of work per
+    data reference when a trace has no instruction fetches; None: the workload's own
+    figure, else 1); ``references`` caps each process's trace."""
 
-    protocol: str = "hlrc"
-    granularity: int = PAGE
-    home: str = "first-touch"
-    cycles_per_reference: int | None = None
-    references: int | None = None
+    protocol: str = option("hlrc", "coherence protocol (default hlrc)", kind="choice", choices=("hlrc", "sc"))
+    granularity: int | None = option(None, "coherence unit: 4KiB for hlrc, 64B to 4KiB for sc (default: 4KiB for "
+                                           "hlrc, 64B for sc)", "bytes", "size")
+    home: str = option("first-touch", "home of each page or block (default first-touch)", kind="choice",
+                       choices=("first-touch", "round-robin"))
+    cycles_per_reference: int | None = option(None, "work per data reference of a trace without instruction "
+                                                    "fetches (default: the kernel's, else 1)", "cycles")
+    references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
 
     def __post_init__(self):
         if self.protocol not in ("hlrc", "sc"):
             raise ModelError("protocol", f"must be hlrc or sc for the SVM machine, got {self.protocol!r}")
+        if self.granularity is None:
+            object.__setattr__(self, "granularity", PAGE if self.protocol == "hlrc" else 64)
         g = self.granularity
         if not isinstance(g, int) or g < 64 or g > PAGE or g & (g - 1):
             raise ModelError("granularity", f"must be a power of two from 64 to {PAGE} bytes, got {g!r}")
@@ -270,3 +276,29 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
     return SVMResult(workload.name, config.to_dict(), procs, totals, int(clock.max(initial=0)), phase_max,
                      int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), time.perf_counter() - t0)
+
+
+TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
+                 "invalidations", "acquires", "barriers", "messages")
+
+
+def format_result(d: dict) -> str:
+    """The table of ``mva simulate --machine svm`` from a run's :meth:`SVMResult.to_dict`."""
+    c, t = d["config"], d["totals"]
+    unit = "page" if c["protocol"] == "hlrc" else f"{c['granularity']}-byte block"
+    lines = [f"{d['workload']}: {c['protocol'].upper()} at {size_label(c['granularity'])}, {d['nodes']} nodes, "
+             f"homes {c['home']}",
+             f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
+             f"(speedup {d['pram_speedup']:.2f})",
+             f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration {d['lock_concentration']:.3f})",
+             f"  {'node':<10}" + "".join(f"{k:>15}" for k in TABLE_COLUMNS)]
+    for p in d["processes"] + [{"name": "total", **t}]:
+        lines.append(f"  {p['name']:<10}" + "".join(f"{p[k]:>15,}" for k in TABLE_COLUMNS))
+    return "\n".join(lines)
+
+
+def summary_row(d: dict) -> dict:
+    """One row of a sweep's table: the headline numbers of a run's :meth:`SVMResult.to_dict`."""
+    t = d["totals"]
+    return {"pram_cycles": d["pram_cycles"], "pram_speedup": d["pram_speedup"], "read_faults": t["read_faults"],
+            "write_faults": t["write_faults"], "diff_words": t["diff_words"], "messages": t["messages"]}

@@ -36,7 +36,10 @@ from mva.errors import ModelError
 
 from .traces import Chunk, TraceError, npz_length, read_trace
 
-__all__ = ["SharedRange", "Process", "Workload", "read_manifest", "trace_workload"]
+__all__ = ["SharedRange", "Process", "Workload", "read_manifest", "trace_workload", "PAGE"]
+
+#: The virtual-memory page of the traced programs, bytes (x86-64 Linux).
+PAGE = 4096
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import time
 import pandas as pd
 
 from ..profiles.shared_bus import profile_from_runs
-from ..sim.bus import SimulationResult, SimulatorConfig, simulate
+from ..sim.bus import BusResult, BusConfig, simulate_bus
 from ..sim.synthetic import generate
 
 __all__ = ["validate", "summary", "main"]
@@ -35,11 +35,11 @@ def validate(workload, protocols=("mesi", "amsd", "pscr"), schedulers=("random",
     rows = []
     for protocol in protocols:
         for scheduler in schedulers:
-            sims: dict[int, SimulationResult] = {}
+            sims: dict[int, BusResult] = {}
 
             def run(n):
                 if n not in sims:
-                    sims[n] = simulate(workload, SimulatorConfig(cpus=n, protocol=protocol, scheduler=scheduler,
+                    sims[n] = simulate_bus(workload, BusConfig(cpus=n, protocol=protocol, scheduler=scheduler,
                                                                  **config), progress=progress)
                 return sims[n]
 

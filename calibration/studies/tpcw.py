@@ -25,7 +25,7 @@ import json
 import sys
 import time
 
-from ..sim.bus import SimulatorConfig, simulate
+from ..sim.bus import BusConfig, simulate_bus
 from ..sim.synthetic import generate
 
 __all__ = ["run_report", "main"]
@@ -60,7 +60,7 @@ def run_report(references: int = 130_000_000, workload: str = "ec-server", progr
             base = dict(cpus=8, cache="2MiB", block=128, assoc=2, protocol="mesi", scheduler="random")
             base.update(cfg)
             started = time.perf_counter()
-            s = _summary(simulate(wl, SimulatorConfig(**base), progress=progress))
+            s = _summary(simulate_bus(wl, BusConfig(**base), progress=progress))
             s["seconds"] = time.perf_counter() - started
             cache_memo[key] = s
             runs.append({"config": base, **s})

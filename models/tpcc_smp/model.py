@@ -46,6 +46,7 @@ from mva.modelkind import (ModelSolution, Parameter, choice, flatten, hashable, 
 
 from . import _kernels, data
 from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
+from .outputs import OUTPUT_UNITS
 
 __all__ = ["TPCCSMP", "PARAMETERS", "CALIBRATED", "PAPER_INPUTS", "with_inputs", "disk_visit_scale_from_table12",
            "class_populations"]
@@ -178,10 +179,6 @@ def with_inputs(values: dict) -> dict:
 
 #: Units of the outputs: tpmC counts New-Order transactions per minute (eq. 3.10); the
 #: throughput counts every transaction type.
-OUTPUT_UNITS = {"tpmC": "New-Order/min", "throughput": "transactions/s", "response_time": "s",
-                "residence_time": "s"}
-
-
 def class_populations(terminals: int, mix, think) -> tuple[int, ...]:
     """Terminals per transaction class for the five-class variant.
 

@@ -68,6 +68,7 @@ from mva.variates import seed as seed_stream
 from ..bus_simulation import BusMachine, simulate_bus_machine
 from . import _simulation_kernel as kernel
 from .equations import tpmc
+from .outputs import OUTPUT_UNITS
 
 __all__ = ["simulate", "Architecture", "architecture", "DISK_MODELS"]
 
@@ -293,7 +294,6 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
         message += "; no transaction completed: run more events"
     elif not reached:
         message += f"; precision {precision:g} not reached (tpmC ±{half['tpmC'] / outputs['tpmC']:.3g})"
-    from .model import OUTPUT_UNITS
     return ModelSolution(model=model.name or "tpcc_smp", kind=model.kind, outputs=outputs, converged=reached,
                          iterations=run.spent, solve_seconds=time.perf_counter() - started, message=message,
                          units=OUTPUT_UNITS, half_width=half, confidence_level=confidence,

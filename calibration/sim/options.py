@@ -1,0 +1,89 @@
+"""What a machine's configuration fields mean to a user: each field of a machine's frozen
+configuration dataclass that a user may set carries an :class:`Option` (help, unit, kind,
+choices) in its metadata, from which ``mva simulate`` derives its options, its refusals
+of another machine's options and its ``--sweep`` (:mod:`calibration.sim.registry`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from mva.errors import ModelError
+
+__all__ = ["Option", "option", "options", "parse_size", "size_label"]
+
+KINDS = ("int", "float", "size", "choice", "flag")
+
+
+def parse_size(text) -> int:
+    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units)."""
+    if isinstance(text, (int, np.integer)):
+        return int(text)
+    s = str(text).strip()
+    units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
+             "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
+    low = s.lower()
+    for suffix in sorted(units, key=len, reverse=True):
+        if low.endswith(suffix):
+            return int(float(low[: -len(suffix)]) * units[suffix])
+    return int(float(low))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One user-settable field: ``help`` (one line, with the default), ``unit`` (bytes,
+    cycles, references, ...; empty for a pure number or a name), ``kind`` (int, float,
+    size: bytes written ``"2MiB"`` or ``4096``, choice, flag) and ``choices``."""
+
+    help: str
+    unit: str = ""
+    kind: str = "int"
+    choices: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in KINDS or (self.kind == "choice") != bool(self.choices):
+            raise ValueError(f"option kind {self.kind!r} with choices {self.choices!r}")
+
+    def parse(self, label: str, value):
+        """``value`` (text from the command line, or a number or name from a sweep) as the
+        field's type; a :class:`ModelError` naming ``label`` (the option the user wrote)
+        otherwise."""
+        if value is None:
+            return None
+        if self.kind == "flag":
+            if str(value).lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
+                return str(value).lower() in ("true", "1", "yes", "on")
+            raise ModelError(label, f"expected true or false, got {value!r}")
+        try:
+            if self.kind == "size":
+                return parse_size(value)
+            if self.kind == "float":
+                return float(value)
+            if self.kind == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                return int(value) if isinstance(value, (int, np.integer, float)) else int(str(value), 10)
+        except (TypeError, ValueError, OverflowError):
+            what = {"size": "a size like 4096 or 2MiB", "float": "a number", "int": "an integer"}[self.kind]
+            raise ModelError(label, f"expected {what}, got {value!r}") from None
+        text = str(value).lower()
+        if text not in self.choices:
+            raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")
+        return text
+
+
+def option(default, help: str, unit: str = "", kind: str = "int", choices: tuple = ()):
+    """A dataclass field with ``default`` and its :class:`Option` in the metadata."""
+    return dataclasses.field(default=default, metadata={"option": Option(help, unit, kind, tuple(choices))})
+
+
+def options(config_type) -> dict:
+    """``{field name: Option}`` of a configuration dataclass, in field order."""
+    return {f.name: f.metadata["option"] for f in dataclasses.fields(config_type) if "option" in f.metadata}
+
+
+def size_label(n: int) -> str:
+    """``n`` bytes as ``"2 MiB"``, ``"48 KiB"`` or ``"64 B"``: :func:`parse_size` reads it back."""
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
