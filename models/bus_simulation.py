@@ -26,7 +26,8 @@ from functools import partial
 import numpy as np
 from mva.errors import ModelError
 from mva.jit import jit
-from mva.simulation_output import Estimate, analyse, check_run_settings
+from mva.simulation_output import Estimate, analyse
+from mva.simulation_settings import SimulationSettings
 from mva.variates import exponential, seed, service_time
 
 __all__ = ["BusMachine", "simulate_bus_machine"]
@@ -111,19 +112,20 @@ def _measures(acc: dict) -> dict:
                 "posted": np.array([acc["posted"] / span]), "utilization": acc["busy"] / span}
 
 
-def simulate_bus_machine(machine: BusMachine, seed: int = 1, events: int = 400_000, warmup: int | None = None,
-                         batches: int = 20, replications: int = 1, confidence: float = 0.95,
-                         precision: float | None = 0.002, max_events: int = 40_000_000, workers: int | None = None,
-                         scheduler: str | None = None) -> Estimate:
+#: Run settings of :func:`simulate_bus_machine`: precision 0.2% on the processors' compute
+#: progress, at most 40 M events.
+BUS_MACHINE_SIMULATION = SimulationSettings(events=400_000, precision=0.002, max_events=40_000_000,
+                                            target="progress")
+
+
+def simulate_bus_machine(machine: BusMachine, settings: SimulationSettings | None = None, **options) -> Estimate:
     """Simulate ``machine`` until its compute ``progress`` is known within ``precision``
     (relative half-width at ``confidence``), or ``max_events`` are spent (``reached``
-    then False).  Run settings as :func:`mva.simulation.simulate`.  Measures as the
-    module says, each a 1-element array but ``utilization`` (one per station)."""
-    warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
-                                workers, scheduler)
-    return analyse(partial(_Chain, machine), _measures, seed=int(seed), events=events, warmup=warmup, batches=batches,
-                   replications=replications, confidence=confidence, precision=precision, max_events=max_events,
-                   workers=workers, scheduler=scheduler, target="progress")
+    then False).  ``settings`` default to :data:`BUS_MACHINE_SIMULATION`; ``options``
+    change its fields.  Measures as the module says, each a 1-element array but
+    ``utilization`` (one per station)."""
+    settings = (settings or BUS_MACHINE_SIMULATION).with_options(**{**options, "target": "progress"})
+    return analyse(partial(_Chain, machine), _measures, settings)
 
 
 @jit

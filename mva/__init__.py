@@ -24,20 +24,33 @@ from .exact import closed_throughput_curve, exact_mva
 from .files import load_network
 from .network import Network, Station
 from .result import Result
-from .simulation import simulate
+from .simulation import simulate_network
+from .simulation_settings import SETTING_NAMES, SimulationSettings
 from .solve import METHODS, register_method, solve
 
 register_method("exact", exact_mva)
 register_method("schweitzer", schweitzer)
 register_method("linearizer", linearizer)
 register_method("auto", auto)
-register_method("simulation", simulate)
+register_method("simulation", simulate_network, ("settings", *SETTING_NAMES))
 
 __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
-    "auto", "simulate",
+    "auto", "simulate_network", "SimulationSettings",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network",
     "flow_equivalent_station", "norton_throughputs", "batch_exact_single_class",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # mva.simulate was renamed simulate_network in 0.2 (the simulator package has its own
+    # simulate functions); the old name is served with a warning until 0.3
+    if name == "simulate":
+        import warnings
+
+        warnings.warn("mva.simulate is deprecated and will be removed in 0.3; use mva.simulate_network",
+                      DeprecationWarning, stacklevel=2)
+        return simulate_network
+    raise AttributeError(f"module 'mva' has no attribute {name!r}")

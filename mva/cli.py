@@ -374,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="multi-server treatment of an approximate method (default marginal)")
     sim = solve_p.add_argument_group("simulation (--method simulation)")
     sim.add_argument("--seed", type=int, metavar="S", help="seed of the random stream (default 1)")
-    sim.add_argument("--events", type=int, metavar="N", help="events after the warm-up (default 2,000,000)")
+    sim.add_argument("--events", type=int, metavar="N", help="events after the warm-up (default: the SIMULATION settings "
+                     "of the kind; 2,000,000 for a network file, 400,000 for the shared_bus and tpcc_smp machines)")
     sim.add_argument("--replications", type=int, metavar="R",
                      help="independent replications (default 1: batch means of one run)")
     sim.add_argument("--precision", type=float, metavar="F",

@@ -41,10 +41,11 @@ from .errors import ModelError
 from .network import Network
 from .plan import check_open_saturation, pack_capacities
 from .result import Result
-from .simulation_output import analyse, check_run_settings
+from .simulation_output import analyse
+from .simulation_settings import NETWORK_SIMULATION, SimulationSettings
 from .variates import seed as seed_stream
 
-__all__ = ["simulate", "MEASURES"]
+__all__ = ["simulate_network", "MEASURES"]
 
 #: The measures that carry half-widths, by :class:`~mva.result.Result` field.
 MEASURES = ("throughput", "response_time", "residence_time", "queue_length", "utilization")
@@ -166,35 +167,22 @@ def _batch_measures(acc: dict) -> dict:
                 "utilization": acc["busy"] / span}
 
 
-def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: int | None = None,
-             batches: int = 20, replications: int = 1, confidence: float = 0.95, precision: float | None = None,
-             max_events: int = 200_000_000, workers: int | None = None, scheduler: str | None = None) -> Result:
+def simulate_network(network: Network, settings: SimulationSettings | None = None, **options) -> Result:
     """Simulate ``network`` and estimate its measures with confidence intervals.
 
     Parameters
     ----------
-    seed : int
-        Seed of the random stream; the same seed gives the same result.
-    events : int
-        Events after the warm-up (each a service or think completion or an arrival).
-    warmup : int, optional
-        Events discarded first (default: a tenth of ``events``).
-    batches : int
-        Batches for the batch means (>= 2; 20 by default).
-    replications : int
-        Independent replications (seeds ``seed``, ``seed + 1``, ...), each of ``warmup``
-        + ``events`` events; with more than one, the intervals come from the replication
-        means instead of batch means, and ``precision`` adds replications.
-    confidence : float
-        Level of the intervals (0.95 by default).
-    precision : float, optional
-        Continue until every class's throughput half-width is at most this fraction of
-        it (``events`` is then the first run's length), or ``max_events`` are spent.
-    workers, scheduler
-        Run the replications on a Dask cluster: a local one of ``workers`` processes, or
-        the running scheduler at address ``scheduler``.  The result is the one a serial
-        run gives (the same seeds, taken in order; in precision mode replications beyond
-        the first that reaches the precision are computed and discarded).
+    settings : SimulationSettings, optional
+        Run settings (default :data:`~mva.simulation_settings.NETWORK_SIMULATION`: seed 1,
+        2,000,000 events after a warm-up of a tenth of that, 20 batch means, 95%
+        intervals, at most 200,000,000 events in precision mode); ``precision`` is on
+        every class's throughput.
+    **options
+        Fields of :class:`~mva.simulation_settings.SimulationSettings` to change (``seed``,
+        ``events``, ``replications``, ``precision``, ``workers``, ...).  Replications on
+        a Dask cluster give the result a serial run gives (the same seeds, taken in
+        order; in precision mode replications beyond the first that reaches the
+        precision are computed and discarded).
 
     Returns
     -------
@@ -204,12 +192,10 @@ def simulate(network: Network, seed: int = 1, events: int = 2_000_000, warmup: i
         ``converged`` is False when ``precision`` was not reached.
     """
     started = time.perf_counter()
-    warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
-                                workers, scheduler)
+    settings = (settings or NETWORK_SIMULATION).with_options(**{**options, "target": "throughput"})
     check_open_saturation(network)
-    run = analyse(partial(_Chain, network), _batch_measures, seed=int(seed), events=events, warmup=warmup,
-                  batches=batches, replications=replications, confidence=confidence, precision=precision,
-                  max_events=max_events, workers=workers, scheduler=scheduler)
+    run = analyse(partial(_Chain, network), _batch_measures, settings)
+    seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached
     # a class that never visits a station has residence time 0 there, exactly
     never = total["visits"] == 0

@@ -1,8 +1,9 @@
 """Output analysis of a discrete-event simulation: batch means or independent replications,
 Student-t intervals, a precision target, replications on Dask.
 
-Shared by every simulator of the project (:func:`mva.simulation.simulate` for network
-files, the model kinds' ``simulate``).  A simulator supplies
+Shared by every simulator of the project (:func:`mva.simulation.simulate_network` for
+network files, the model kinds' ``simulate``); their run settings are one
+:class:`~mva.simulation_settings.SimulationSettings`.  A simulator supplies
 
 - ``make_chain(seed)``: a fresh simulated system (picklable, so Dask workers can build
   it) whose ``run(events)`` advances that many events and returns the batch's
@@ -26,9 +27,9 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ModelError
+from .simulation_settings import SimulationSettings
 
-__all__ = ["Estimate", "analyse", "check_run_settings", "merge"]
+__all__ = ["Estimate", "analyse", "merge"]
 
 
 @dataclass(frozen=True)
@@ -51,40 +52,19 @@ def merge(a: dict, b: dict) -> dict:
     return {k: a[k] + b[k] for k in a}
 
 
-def check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events, workers,
-                       scheduler) -> int:
-    """ModelError naming the first bad setting; returns the warm-up (default ``events // 10``)."""
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2 ** 32:
-        raise ModelError("seed", f"must be an integer in [0, 2^32), got {seed!r}")
-    if warmup is None and isinstance(events, (int, np.integer)):
-        warmup = events // 10
-    for name, value, low in (("events", events, 1), ("batches", batches, 2), ("max_events", max_events, 1),
-                             ("replications", replications, 1), ("warmup", warmup, 0), ("workers", workers, 1)):
-        if name == "workers" and value is None:
-            continue
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise ModelError(name, f"must be an integer >= {low}, got {value!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ModelError("confidence", f"must be between 0 and 1, got {confidence!r}")
-    if precision is not None and not 0.0 < precision < 1.0:
-        raise ModelError("precision", f"must be a fraction between 0 and 1, got {precision!r}")
-    if (workers or scheduler) and replications < 2:
-        raise ModelError("workers", "distributes independent replications: give replications >= 2")
-    return int(warmup)
+def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: SimulationSettings) -> Estimate:
+    """Run a simulator and estimate its measures with ``settings.confidence`` intervals.
 
-
-def analyse(make_chain: Callable, measures: Callable[[dict], dict], *, seed: int, events: int, warmup: int,
-            batches: int, replications: int, confidence: float, precision: float | None, max_events: int,
-            workers: int | None = None, scheduler: str | None = None, target: str = "throughput") -> Estimate:
-    """Run a simulator and estimate its measures with ``confidence`` intervals.
-
-    One run cut into ``batches`` batch means after ``warmup`` events, or (``replications``
+    One run cut into ``batches`` batch means after the warm-up, or (``replications``
     > 1) independent replications of ``warmup + events`` events each, their means the
     samples.  With ``precision``, every positive entry of the measure ``target`` must
     reach a half-width of at most that fraction of itself: batch means double their
     length, replications are added, until it does or ``max_events`` are spent.
-    Arguments as :func:`check_run_settings` checks them.
     """
+    s = settings
+    seed, events, warmup, batches, replications = int(s.seed), s.events, s.warmup_events, s.batches, s.replications
+    confidence, precision, max_events, target = s.confidence, s.precision, s.max_events, s.target
+    workers, scheduler = s.workers, s.scheduler
     from scipy.stats import t as student_t
 
     def estimate(samples):

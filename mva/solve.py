@@ -19,11 +19,12 @@ METHODS: dict[str, Callable[..., Result]] = {}
 _OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
-def register_method(name: str, func: Callable[..., Result]) -> None:
+def register_method(name: str, func: Callable[..., Result], options: tuple[str, ...] | None = None) -> None:
     """Make ``func(network, **options)`` available as ``solve(network, method=name)``;
-    its keyword parameters after the network are the method's options."""
+    its options are ``options``, by default its keyword parameters after the network."""
     METHODS[name] = func
-    _OPTIONS[name] = tuple(p.name for p in list(inspect.signature(func).parameters.values())[1:])
+    _OPTIONS[name] = tuple(options) if options is not None else tuple(
+        p.name for p in list(inspect.signature(func).parameters.values())[1:])
 
 
 def solve(network: Network, method: str = "exact", **options) -> Result:

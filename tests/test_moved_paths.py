@@ -61,3 +61,10 @@ def test_bus_names_of_before_the_registry_warn(module, old, new):
 
     with pytest.warns(DeprecationWarning, match=f"calibration.sim.bus.{new}"):
         assert getattr(importlib.import_module(module), old) is getattr(bus, new)
+
+
+def test_mva_simulate_is_simulate_network_with_a_warning():
+    import mva
+
+    with pytest.warns(DeprecationWarning, match="mva.simulate_network"):
+        assert mva.simulate is mva.simulate_network

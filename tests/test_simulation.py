@@ -232,3 +232,25 @@ def test_command_line_replications_on_local_workers(capsys):
     for key in drop:
         a.pop(key, None), b.pop(key, None)
     assert a["throughput"] == b["throughput"] and a["half_width"] == b["half_width"]
+
+
+def test_one_settings_type_for_every_simulator():
+    """SimulationSettings is what solve(..., method="simulation"), simulate_network and the
+    model kinds' simulate take: the same settings give the same numbers by any route, and
+    a bad one is named once, before any run."""
+    from mva import SimulationSettings, simulate_network
+    from mva.errors import ModelError
+    from models.shared_bus import SharedBus
+
+    net = Network([Station("cpu", "queue", [0.02]), Station("disk", "queue", [0.03])], population=[5],
+                  think_time=[1.0])
+    settings = SimulationSettings(seed=3, events=20_000, batches=10)
+    by_keywords = solve(net, method="simulation", seed=3, events=20_000, batches=10)
+    by_settings = simulate_network(net, settings)
+    assert by_keywords.throughput.tolist() == by_settings.throughput.tolist()
+    assert by_keywords.half_width["throughput"].tolist() == by_settings.half_width["throughput"].tolist()
+    with pytest.raises(ModelError, match="^batches: must be an integer >= 2"):
+        simulate_network(net, batches=1)
+    with pytest.raises(ModelError, match="^colour: is not a simulation setting"):
+        simulate_network(net, colour=1)
+    assert SharedBus.SIMULATION.events == 400_000 and SharedBus.SIMULATION.target == "progress"

@@ -66,6 +66,7 @@ import time
 import numpy as np
 
 from mva.errors import ModelError
+from mva.simulation_settings import SimulationSettings
 from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, integer_list, real, real_list, \
     timed
 
@@ -238,10 +239,10 @@ class SharedBus(ParameterisedModel):
             raise ModelError("profile", "the bus work gives no finite solution")
         return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS)
 
-    def simulate(self, seed: int = 1, events: int = 400_000, warmup: int | None = None, batches: int = 20,
-                 replications: int = 1, confidence: float = 0.95, precision: float | None = None,
-                 max_events: int = 40_000_000, workers: int | None = None,
-                 scheduler: str | None = None) -> ModelSolution:
+    #: Run settings of :meth:`simulate` (``precision`` on the GSP when given).
+    SIMULATION = SimulationSettings(events=400_000, max_events=40_000_000, target="progress")
+
+    def simulate(self, settings: SimulationSettings | None = None, **options) -> ModelSolution:
         """Simulate the machine the recursion approximates (:mod:`models.bus_simulation`):
         ``cpus`` processors computing for exponential times of mean cpu_cycles / r_s
         between stalling transactions, each an FCFS bus service of the profile's mean
@@ -249,8 +250,8 @@ class SharedBus(ParameterisedModel):
         while non-stalling transactions leave each computing processor at rate
         r_a / cpu_cycles per cycle.  ``bus.residual_factor`` has no part in it: it fits
         burstiness the machine with these inputs does not have.  The same outputs as
-        :meth:`solve`, with ``half_width`` (run settings as :func:`mva.simulation.simulate`;
-        ``precision`` on the gsp).
+        :meth:`solve`, with ``half_width``; ``settings`` default to :attr:`SIMULATION`
+        and ``options`` change its fields (``precision`` is on the gsp).
         """
         from ..bus_simulation import BusMachine, simulate_bus_machine
 
@@ -264,9 +265,8 @@ class SharedBus(ParameterisedModel):
                              posted_scv=scv(i["async_cycles"], i["async_second_moment"]))
         # posted work leaves only computing processors, so a bus it floods stalls them too:
         # the machine always has a steady state
-        est = simulate_bus_machine(machine, seed=seed, events=events, warmup=warmup, batches=batches,
-                                   replications=replications, confidence=confidence, precision=precision,
-                                   max_events=max_events, workers=workers, scheduler=scheduler)
+        settings = (settings or self.SIMULATION).with_options(**options)
+        est = simulate_bus_machine(machine, settings)
         gsp, gsp_h = float(est.mean["progress"][0]), float(est.half["progress"][0])
         bus, bus_h = float(est.mean["utilization"][0]), float(est.half["utilization"][0])
         stall = i["sync_rate"] * float(est.mean["latency"][0])
@@ -277,8 +277,9 @@ class SharedBus(ParameterisedModel):
         half = {"gsp": gsp_h, "throughput": gsp_h / cycles, "processor_utilization": gsp_h / cpus,
                 "bus_utilization": bus_h, "stall_per_reference": stall_h, "response_time": stall_h,
                 "utilization": {"bus": bus_h, "cpu": gsp_h / cpus}}
-        message = f"simulation: {est.how}" + ("" if est.reached else f"; precision {precision:g} not reached")
+        message = f"simulation: {est.how}" + ("" if est.reached else f"; precision {settings.precision:g} not reached")
         return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS,
                              converged=est.reached, iterations=est.spent, message=message,
                              solve_seconds=time.perf_counter() - started, half_width=half,
-                             confidence_level=confidence, extras={"events": est.spent, "seed": int(seed)})
+                             confidence_level=settings.confidence, extras={"events": est.spent,
+                                                                           "seed": int(settings.seed)})

@@ -62,7 +62,8 @@ from functools import partial
 import numpy as np
 from mva.errors import ModelError
 from mva.modelkind import ModelSolution, flatten
-from mva.simulation_output import analyse, check_run_settings
+from mva.simulation_output import analyse
+from mva.simulation_settings import SimulationSettings
 from mva.variates import seed as seed_stream
 
 from ..bus_simulation import BusMachine, simulate_bus_machine
@@ -257,15 +258,17 @@ def _nest(flat: dict) -> dict:
     return out
 
 
-def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = None, batches: int = 20,
-             replications: int = 1, confidence: float = 0.95, precision: float | None = None,
-             max_events: int = 50_000_000, workers: int | None = None, scheduler: str | None = None,
-             disks: str = "mechanical", memory_precision: float = 0.001) -> ModelSolution:
+#: Run settings of :func:`simulate` (``precision`` on tpmC when given).
+SIMULATION = SimulationSettings(events=400_000, max_events=50_000_000, target="tpmC")
+
+
+def simulate(model, settings: SimulationSettings | None = None, disks: str = "mechanical",
+             memory_precision: float = 0.001, **options) -> ModelSolution:
     """Simulate the machine of ``model`` (see the module) and estimate its outputs.
 
-    Run settings as :func:`mva.simulation.simulate` (events are the architecture's:
-    think, burst, bus, disk and transfer completions; ``precision`` is on ``tpmC``, the
-    main output); ``disks`` chooses the access-time distribution; ``memory_precision`` the
+    ``settings`` default to :data:`SIMULATION` and ``options`` change its fields (events
+    are the architecture's: think, burst, bus, disk and transfer completions;
+    ``precision`` is on ``tpmC``, the main output); ``disks`` chooses the access-time distribution; ``memory_precision`` the
     relative precision of the memory system's progress rates.
 
     Returns
@@ -276,15 +279,12 @@ def simulate(model, seed: int = 1, events: int = 400_000, warmup: int | None = N
         when ``precision`` was not reached.
     """
     started = time.perf_counter()
-    warmup = check_run_settings(seed, events, warmup, batches, replications, confidence, precision, max_events,
-                                workers, scheduler)
+    settings = (settings or SIMULATION).with_options(**{**options, "target": "tpmC"})
+    seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     if not 0.0 < memory_precision < 1.0:
         raise ModelError("memory_precision", f"must be a fraction between 0 and 1, got {memory_precision!r}")
     arch = architecture(model, disks, memory_precision, int(seed))
-    run = analyse(partial(_Chain, arch), partial(_measures, arch), seed=int(seed), events=events,
-                  warmup=warmup, batches=batches, replications=replications, confidence=confidence,
-                  precision=precision, max_events=max_events, workers=workers, scheduler=scheduler,
-                  target="tpmC")
+    run = analyse(partial(_Chain, arch), partial(_measures, arch), settings)
     outputs = _nest({k: float(v) for k, v in run.mean.items()})
     half = _nest({k: float(v) for k, v in run.half.items()})
     message = f"simulation: {run.how}; {arch.memory_note}"
