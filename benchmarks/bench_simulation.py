@@ -50,7 +50,7 @@ def simpy_events_per_second(net: Network, events: int, seed: int = 1) -> tuple[f
         while True:
             yield env.timeout(rng.expovariate(1.0 / think))
             count["events"] += 1
-            for resource, demand in zip(resources, demands):
+            for resource, demand in zip(resources, demands, strict=False):
                 with resource.request() as request:
                     yield request
                     yield env.timeout(rng.expovariate(1.0 / demand))
@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     print("\n(b) 3 classes x 30 customers, 10 stations: throughput within ±1% at 95% confidence")
     print(f"reached: {result.converged}; {result.extras['events']:,} events in {seconds:.2f} s; "
           f"half-widths {', '.join(f'{100 * r:.2f}%' for r in rel)}; "
-          f"|sim/exact - 1| {', '.join(f'{100 * abs(s / e - 1):.2f}%' for s, e in zip(result.throughput, exact))}")
+          f"|sim/exact - 1| {', '.join(f'{100 * abs(s / e - 1):.2f}%' for s, e in zip(result.throughput, exact, strict=False))}")
 
     tpcc_events_per_second(args.tpcc_events)
     return 0

@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 from mva import exact_mva  # noqa: E402
 from mva.files import network_from_dict, read_document  # noqa: E402
 from mva.grid import cartesian, parse_sweeps  # noqa: E402
-from mva.sweep import ModelTarget, run_sweep  # noqa: E402
+from mva.sweep import run_sweep  # noqa: E402
+from mva.targets import ModelTarget  # noqa: E402
 from timing import median_time  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

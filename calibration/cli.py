@@ -311,8 +311,8 @@ def _scalability(args, machine, wl, configs, out, progress) -> int:
     threshold = 0.5 if args.threshold is None else args.threshold
     limit = 32 if args.max_cpus is None else args.max_cpus
     for case, cfg in configs:
-        n, curve = scalability(lambda k: getattr(machine.simulate(wl, replace(cfg, **{field: k}), progress=progress),
-                                                 measure), start=1, limit=limit, threshold=threshold)
+        n, curve = scalability(lambda k, cfg=cfg: getattr(
+            machine.simulate(wl, replace(cfg, **{field: k}), progress=progress), measure), start=1, limit=limit, threshold=threshold)
         if args.format == "json":
             out.write(json.dumps({"workload": wl.name, "case": case, "config": cfg.to_dict(), "scalable_to": n,
                                   measure: {str(k): v for k, v in curve.items()}}) + "\n")

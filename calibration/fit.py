@@ -232,62 +232,160 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     ``documents`` (name to document) supplies them instead of reading files.
     """
     from scipy.optimize import least_squares
-    from scipy.stats import t as student_t
-
-    from mva.sweep import target_from_document
 
     frame = read_observations(observations)
-    targets = {None: target_from_document(doc, method, options)} if doc is not None else {}
-    if "file" in frame.columns:
-        from pathlib import Path
+    targets, row_target = _fit_targets(doc, observations, frame, method, options, documents)
+    problem = _Problem(frame, targets, row_target, parameters)
+    train = _training_rows(frame, holdout_rows)
+    theta0 = np.array([u.start for u in problem.unknowns])
+    problem.predict(theta0)                                 # output names checked before fitting
+    m = int(problem.mask[train].sum())
+    if m < len(problem.unknowns):
+        raise ObservationError("observations", f"{m} observed values in training rows for {len(problem.unknowns)} "
+                                               "parameters")
+    lows, highs = (np.array([getattr(u, side) for u in problem.unknowns]) for side in ("low", "high"))
+    sol = least_squares(problem.residuals, _first_guess(theta0, lows, highs), bounds=(lows, highs), args=(train,),
+                        x_scale="jac", loss=loss, f_scale=loss_scale, xtol=1e-12, ftol=1e-12, gtol=1e-12,
+                        max_nfev=200 * (len(problem.unknowns) + 1))
+    dof = m - len(problem.unknowns)
+    estimates = _estimates(sol, problem.unknowns, theta0, lows, highs, dof, level)
+    rows, errors = problem.compare(sol.x, train)
+    values = {}
+    for u, v in zip(problem.unknowns, sol.x, strict=True):
+        values[u.base] = _with_value(values.get(u.base, problem.base_values[u.base]), u.index, float(v))
+    return FitResult(estimates, rows, errors, level, bool(sol.success), str(sol.message), values, dof)
 
-        from mva.files import read_document
 
-        root = Path(observations).parent if not isinstance(observations, pd.DataFrame) else Path(".")
-        targets = {}
-        for name in dict.fromkeys(frame["file"]):
-            if documents is not None and name in documents:
-                document = documents[name]
-            else:
-                document = read_document(str(Path(name) if Path(name).is_absolute() else root / name))
-            targets[name] = target_from_document(document, method, options)
-    elif doc is None:
-        raise ModelError("fit", "give a model file or a 'file' column in the observations")
-    row_target = list(frame["file"]) if "file" in frame.columns else [None] * len(frame)
-    target = next(iter(targets.values()))
-    param_names = set.intersection(*({p.name for p in t.parameters()} for t in targets.values()))
-    specs = [parse_fit_spec(p) if isinstance(p, str) else tuple(p) for p in parameters]
-    if not specs:
-        raise ModelError("--fit", "name at least one parameter to fit")
-    base_values = dict(target.base)
-    unknowns = []
-    for name, low, high in specs:
-        base, index = split_element(name)
-        if base not in param_names:
-            target.check_names([base])                      # "did you mean" error
-        value = base_values[base]
-        if index is not None:
-            with_element(name, value, index, None)      # ModelError if there is no such element
-            start = float(value[index])
+def _fit_targets(doc, observations, frame, method, options, documents) -> tuple[dict, list]:
+    """The model target of each row: ``doc``'s, or the file its ``file`` column names
+    (relative to the observation file; ``documents`` supplies them by name instead)."""
+    from pathlib import Path
+
+    from mva.files import read_document
+    from mva.targets import target_from_document
+
+    if "file" not in frame.columns:
+        if doc is None:
+            raise ModelError("fit", "give a model file or a 'file' column in the observations")
+        return {None: target_from_document(doc, method, options)}, [None] * len(frame)
+    root = Path(observations).parent if not isinstance(observations, pd.DataFrame) else Path(".")
+    targets = {}
+    for name in dict.fromkeys(frame["file"]):
+        if documents is not None and name in documents:
+            document = documents[name]
         else:
-            if isinstance(value, (list, tuple)):
-                if len(value) != 1:
-                    raise ModelError(name, f"{base} is a list of {len(value)}; fit one element, e.g. {base}[0]")
-                start = float(value[0])
-            elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ModelError(name, f"only numeric parameters can be fitted ({base} = {value!r})")
-            else:
-                start = float(value)
-        start = min(max(start, low), high)
-        unknowns.append((name, base, index, low, high, start))
-    inputs = [c for c in frame.columns if c in param_names]
-    outputs = [c for c in frame.columns if c not in param_names and c not in ("split", "file")]
-    fitted_bases = {u[1] for u in unknowns}
-    clash = sorted(set(inputs) & fitted_bases)
-    if clash:
-        raise ObservationError(f"observations: column {clash[0]}", "is both an operating-point column and fitted")
-    if not outputs:
-        raise ObservationError("observations", "no observed output columns (every column is a parameter)")
+            document = read_document(str(Path(name) if Path(name).is_absolute() else root / name))
+        targets[name] = target_from_document(document, method, options)
+    return targets, list(frame["file"])
+
+
+@dataclass(frozen=True)
+class _Unknown:
+    """A fitted parameter: its name as given (``name[k]`` for one element), the base
+    parameter and element index, bounds and start value."""
+
+    name: str
+    base: str
+    index: int | None
+    low: float
+    high: float
+    start: float
+
+
+def _unknown(spec, base_values: dict) -> _Unknown:
+    """A fit specification (``NAME=LOW:HIGH`` text or a triple) against the file's values."""
+    name, low, high = parse_fit_spec(spec) if isinstance(spec, str) else tuple(spec)
+    base, index = split_element(name)
+    value = base_values[base]
+    if index is not None:
+        with_element(name, value, index, None)      # ModelError if there is no such element
+        start = float(value[index])
+    elif isinstance(value, (list, tuple)):
+        if len(value) != 1:
+            raise ModelError(name, f"{base} is a list of {len(value)}; fit one element, e.g. {base}[0]")
+        start = float(value[0])
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelError(name, f"only numeric parameters can be fitted ({base} = {value!r})")
+    else:
+        start = float(value)
+    return _Unknown(name, base, index, low, high, min(max(start, low), high))
+
+
+class _Problem:
+    """The observations, the targets that predict them and the unknowns: predictions
+    and relative residuals for a vector of unknown values."""
+
+    def __init__(self, frame: pd.DataFrame, targets: dict, row_target: list, parameters):
+        self.frame, self.targets, self.row_target = frame, targets, row_target
+        target = next(iter(targets.values()))
+        names = set.intersection(*({p.name for p in t.parameters()} for t in targets.values()))
+        if not parameters:
+            raise ModelError("--fit", "name at least one parameter to fit")
+        self.base_values = dict(target.base)
+        for spec in parameters:
+            base = split_element(parse_fit_spec(spec)[0] if isinstance(spec, str) else spec[0])[0]
+            if base not in names:
+                target.check_names([base])                  # "did you mean" error
+        self.unknowns = [_unknown(spec, self.base_values) for spec in parameters]
+        self.inputs = [c for c in frame.columns if c in names]
+        self.outputs = [c for c in frame.columns if c not in names and c not in ("split", "file")]
+        clash = sorted(set(self.inputs) & {u.base for u in self.unknowns})
+        if clash:
+            raise ObservationError(f"observations: column {clash[0]}", "is both an operating-point column and fitted")
+        if not self.outputs:
+            raise ObservationError("observations", "no observed output columns (every column is a parameter)")
+        self.observed = frame[self.outputs].to_numpy(float)
+        self.scale = np.where(np.abs(self.observed) > 0, np.abs(self.observed), 1.0)
+        self.mask = ~np.isnan(self.observed)
+
+    def case(self, i: int, theta) -> dict:
+        """Row ``i``'s operating point with the unknowns at ``theta``."""
+        base = self.targets[self.row_target[i]].base
+        frame = self.frame
+        out = {c: _as_param(frame[c].iloc[i], base[c]) for c in self.inputs if not np.isnan(frame[c].iloc[i])}
+        for u, v in zip(self.unknowns, theta, strict=True):
+            out[u.base] = _with_value(out.get(u.base, base[u.base]), u.index, v)
+        return out
+
+    def predict(self, theta) -> np.ndarray:
+        """Predicted outputs, rows x observed columns."""
+        result = np.full((len(self.frame), len(self.outputs)), np.nan)
+        for key, t in self.targets.items():
+            rows = [i for i in range(len(self.frame)) if self.row_target[i] == key]
+            solved = t.solve_cases([self.case(i, theta) for i in rows])
+            for k, c in enumerate(self.outputs):
+                if c in solved.columns:
+                    result[rows, k] = solved[c].to_numpy(float)
+                elif not np.all(np.isnan(self.observed[rows, k])):
+                    raise ObservationError(f"observations: column {c}", "is neither a parameter nor an output; "
+                                           f"outputs: {', '.join(map(str, solved.columns))}")
+        return result
+
+    def residuals(self, theta, rows) -> np.ndarray:
+        """Relative residuals of the observed values of ``rows`` (a boolean mask)."""
+        r = (self.predict(theta) - self.observed) / self.scale
+        return r[rows][self.mask[rows]]
+
+    def compare(self, theta, train) -> tuple[pd.DataFrame, dict]:
+        """The observation table with ``predicted.*``, ``error.*`` and ``split`` columns,
+        and the mean and max absolute relative error on train and holdout rows."""
+        pred = self.predict(theta)
+        rel = (pred - self.observed) / self.scale
+        rows = self.frame.copy()
+        for k, c in enumerate(self.outputs):
+            rows[f"predicted.{c}"] = pred[:, k]
+            rows[f"error.{c}"] = rel[:, k]
+        rows["split"] = np.where(train, "train", "holdout")
+        errors = {}
+        for label, sel in (("train", train), ("holdout", ~train)):
+            vals = np.abs(rel[sel][self.mask[sel]])
+            errors[label] = ({"mean": float(vals.mean()), "max": float(vals.max()), "values": int(vals.size)}
+                             if vals.size else {"mean": None, "max": None, "values": 0})
+        return rows, errors
+
+
+def _training_rows(frame: pd.DataFrame, holdout_rows) -> np.ndarray:
+    """True for the rows fitted: not marked ``holdout`` in ``split``, not in ``holdout_rows``."""
     train = np.ones(len(frame), dtype=bool)
     if "split" in frame.columns:
         train &= frame["split"].astype(str).to_numpy() == "train"
@@ -295,56 +393,27 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
         if not 0 <= r < len(frame):
             raise ModelError("--holdout-rows", f"row {r} is outside the table's {len(frame)} rows")
         train[r] = False
-    observed = frame[outputs].to_numpy(float)
+    return train
 
-    def case(i, theta):
-        base = targets[row_target[i]].base
-        out = {c: _as_param(frame[c].iloc[i], base[c]) for c in inputs if not np.isnan(frame[c].iloc[i])}
-        for (name, key, index, *_), v in zip(unknowns, theta):
-            out[key] = _with_value(out.get(key, base[key]), index, v)
-        return out
 
-    def predict(theta):
-        result = np.full((len(frame), len(outputs)), np.nan)
-        for key, t in targets.items():
-            rows = [i for i in range(len(frame)) if row_target[i] == key]
-            solved = t.solve_cases([case(i, theta) for i in rows])
-            for k, c in enumerate(outputs):
-                if c in solved.columns:
-                    result[rows, k] = solved[c].to_numpy(float)
-                elif not np.all(np.isnan(observed[rows, k])):
-                    raise ObservationError(f"observations: column {c}", "is neither a parameter nor an output; "
-                                                                        f"outputs: {', '.join(map(str, solved.columns))}")
-        return result
-
-    scale = np.where(np.abs(observed) > 0, np.abs(observed), 1.0)
-    mask = ~np.isnan(observed)
-
-    def residuals(theta, rows):
-        r = (predict(theta) - observed) / scale
-        return r[rows][mask[rows]]
-
-    theta0 = np.array([u[5] for u in unknowns])
-    predict(theta0)                                         # output names checked before fitting
-    m = int(mask[train].sum())
-    if m < len(unknowns):
-        raise ObservationError("observations", f"{m} observed values in training rows for {len(unknowns)} "
-                                               "parameters")
-    lows = np.array([u[3] for u in unknowns])
-    highs = np.array([u[4] for u in unknowns])
+def _first_guess(theta0, lows, highs) -> np.ndarray:
+    """A start inside the bounds: the file's values where positive, else the middle of
+    finite bounds, nudged off a lower bound (where a scaled Jacobian can stall)."""
     x0 = np.where(theta0 > 0, theta0, np.where(np.isfinite(highs), (lows + highs) / 2, lows + 1.0))
     x0 = np.clip(x0, lows, highs)
     if np.any(x0 == lows) and np.all(np.isfinite(lows)):
         x0 = np.where(x0 == lows, lows + 1e-6 * np.maximum(1.0, np.abs(lows)), x0)
-    sol = least_squares(residuals, x0, bounds=(lows, highs), args=(train,), x_scale="jac", loss=loss,
-                        f_scale=loss_scale, xtol=1e-12,
-                        ftol=1e-12, gtol=1e-12, max_nfev=200 * (len(unknowns) + 1))
+    return x0
+
+
+def _estimates(sol, unknowns, theta0, lows, highs, dof: int, level: float) -> pd.DataFrame:
+    """Values with Student-t intervals from the Jacobian at the solution (NaN with no
+    degrees of freedom), and whether each ended on a bound."""
+    from scipy.stats import t as student_t
+
     theta = sol.x
-    dof = m - len(unknowns)
-    jac = sol.jac
     if dof > 0:
-        s2 = 2.0 * sol.cost / dof
-        cov = np.linalg.pinv(jac.T @ jac) * s2
+        cov = np.linalg.pinv(sol.jac.T @ sol.jac) * (2.0 * sol.cost / dof)
         std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
         tq = float(student_t.ppf(0.5 + level / 2, dof))
     else:
@@ -353,24 +422,9 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     span = np.where(np.isfinite(highs - lows), highs - lows, np.maximum(1.0, np.abs(theta)))
     at_bound = (theta - lows <= 1e-6 * span) | (highs - theta <= 1e-6 * span)
     estimates = pd.DataFrame({"value": theta, "std_error": std, "low": theta - tq * std, "high": theta + tq * std,
-                              "start": theta0, "at_bound": at_bound}, index=[u[0] for u in unknowns])
+                              "start": theta0, "at_bound": at_bound}, index=[u.name for u in unknowns])
     estimates.index.name = "parameter"
-    pred = predict(theta)
-    rel = (pred - observed) / scale
-    rows = frame.copy()
-    for k, c in enumerate(outputs):
-        rows[f"predicted.{c}"] = pred[:, k]
-        rows[f"error.{c}"] = rel[:, k]
-    rows["split"] = np.where(train, "train", "holdout")
-    errors = {}
-    for label, sel in (("train", train), ("holdout", ~train)):
-        vals = np.abs(rel[sel][mask[sel]])
-        errors[label] = ({"mean": float(vals.mean()), "max": float(vals.max()), "values": int(vals.size)}
-                         if vals.size else {"mean": None, "max": None, "values": 0})
-    values = {}
-    for (name, base, index, *_), v in zip(unknowns, theta):
-        values[base] = _with_value(values.get(base, base_values[base]), index, float(v))
-    return FitResult(estimates, rows, errors, level, bool(sol.success), str(sol.message), values, dof)
+    return estimates
 
 
 def _as_param(cell, like):
@@ -393,6 +447,6 @@ def _with_value(current, index, value):
 def calibrated_document(doc: dict, values: dict) -> dict:
     """``doc`` with fitted ``values`` (dotted names) written in, as its model kind
     writes a file (a network file's stations, a model file's nested tables)."""
-    from mva.sweep import ModelTarget
+    from mva.targets import ModelTarget
 
     return ModelTarget(doc).document(values)

@@ -123,7 +123,7 @@ def _statcache_solve(parts, lines: float) -> tuple[float, list]:
         return out
 
     def excess(ratio):
-        return sum(s * m for (s, *_), m in zip(parts, per_thread(ratio))) - ratio
+        return sum(s * m for (s, *_), m in zip(parts, per_thread(ratio), strict=False)) - ratio
 
     low = 1e-12
     if excess(low) <= 0:              # no positive root: nothing but hits beyond the cold misses
@@ -174,7 +174,7 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
         each = np.array([lru_miss_ratio(p, cache_bytes, assoc=assoc, scale=scale) for p in profiles])
         return float(np.dot(share, each)), each
     parts = []
-    for s, p in zip(share, profiles):
+    for s, p in zip(share, profiles, strict=False):
         r, w, cold = p.reuse_distribution()
         parts.append((s, r * scale, w, cold))
     ratio, each = _statcache_solve(parts, _lines(profiles[0], cache_bytes))

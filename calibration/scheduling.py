@@ -51,7 +51,7 @@ def balance_set_schedule(predicted: dict, threads: int, policy: str = "perf", sl
                                       "admissible group")
     if policy == "perf":
         chosen, seen = [], set()
-        for v, g in admissible:
+        for _v, g in admissible:
             if not chosen or set(g) - seen:
                 chosen.append(g)
                 seen |= set(g)

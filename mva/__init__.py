@@ -12,7 +12,7 @@ Batches and sweeps: :func:`batch_exact_single_class`; :mod:`mva.grid`, :mod:`mva
 :mod:`mva.analysis` (grids, what-if sweeps, targets, elasticities); model kinds:
 :mod:`mva.modelkind`.
 Results: :class:`Result`.  Errors: :class:`ModelError`, :class:`SaturationError`,
-:class:`NumericalWarning`.  Files: :func:`load_network`.
+:class:`NumericalWarning`.  Files: :func:`load_network`, :func:`load_model` (any model file).
 """
 from .aggregation import flow_equivalent_station, norton_throughputs
 from .approximate import linearizer, schweitzer
@@ -22,6 +22,7 @@ from .bounds import Bounds, asymptotic_bounds, balanced_job_bounds
 from .errors import ModelError, NumericalWarning, SaturationError
 from .exact import closed_throughput_curve, exact_mva
 from .files import load_network
+from .targets import load_model
 from .network import Network, Station
 from .result import Result
 from .simulation import simulate_network
@@ -38,7 +39,7 @@ __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
     "auto", "simulate_network", "SimulationSettings",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
-    "ModelError", "SaturationError", "NumericalWarning", "load_network",
+    "ModelError", "SaturationError", "NumericalWarning", "load_network", "load_model",
     "flow_equivalent_station", "norton_throughputs", "batch_exact_single_class",
 ]
 __version__ = "0.1.0"

@@ -377,9 +377,9 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
     outer_error, change = np.inf, np.inf
     relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
     outer = 0
-    for outer in range(1, max_outer + 1):
+    for outer in range(1, max_outer + 1):  # noqa: B007 (the count is reported)
         inner_ok = True
-        for c, sub in subs.items():
+        for sub in subs.values():
             sub.solve(plan, _queue_correction(fraction_shift, sub.population), marginal_shift, inner_tol, max_iter)
             iterations += sub.iterations
             newton += sub.newton_iterations

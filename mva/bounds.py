@@ -54,6 +54,15 @@ def asymptotic_bounds(network: Network) -> Bounds:
     ----------
     network : Network
         One closed class, population >= 1.
+
+    Examples
+    --------
+    >>> from mva import Network, Station
+    >>> net = Network([Station("cpu", "queue", [0.1]), Station("disk", "queue", [0.2])], population=[3],
+    ...               think_time=[1.0])
+    >>> b = asymptotic_bounds(net)
+    >>> round(float(b.throughput_lower), 4), round(float(b.throughput_upper), 4)
+    (1.5789, 2.3077)
     """
     n, z = _single_closed(network)
     d = network.demands[:, 0]

@@ -157,9 +157,9 @@ def _parameter_table(path: str, target) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     out = io.StringIO()
     out.write(f"{path}  ({what}; value = file and --set over the default)\n\n")
-    out.write("  ".join(h.ljust(w) for h, w in zip(heads, widths)) + "  description\n")
+    out.write("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=False)) + "  description\n")
     for r in rows:
-        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n")
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + f"  {r[4]}\n")
     return out.getvalue()
 
 
@@ -193,7 +193,7 @@ def _solver(args) -> dict:
 
 def _target(path: str, overrides: dict, solver: dict):
     from .files import read_document
-    from .sweep import ModelTarget
+    from .targets import ModelTarget
     doc = read_document(path)
     with _in_file(path):
         return ModelTarget(doc, overrides, solver)
@@ -202,13 +202,46 @@ def _target(path: str, overrides: dict, solver: dict):
 def _cmd_what_if(args, solver, overrides) -> int:
     """--sweep, --sensitivity: a table of cases (or of parameters) for one file, written
     chunk by chunk (see :mod:`mva.sweep_output`)."""
-    from tqdm.auto import tqdm
-
-    from .analysis import first_meeting, plot_sweep, sensitivities
     from .grid import Grid, parse_sweeps
-    from .sweep import default_chunk_size, sweep_chunks
+    from .sweep import default_chunk_size
     from .sweep_output import SweepOutput, fingerprint
 
+    _check_what_if_options(args)
+    path = args.files[0]
+    target = _target(path, overrides, solver)
+    if args.sensitivity:
+        return _write_sensitivities(args, target)
+    sweeps = parse_sweeps(args.sweep)
+    with _in_file(path):
+        target.check_names(sweeps)
+    grid = Grid(sweeps, zip=args.zip)
+    distributed = bool(args.scheduler or args.workers)
+    chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
+    key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
+    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
+    try:
+        kept, met = _solve_grid(args, path, target, grid, out)
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    if args.plot:
+        import pandas as pd
+
+        from .analysis import plot_sweep
+        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot)
+    if args.target:
+        if met is None:
+            print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
+        else:
+            chosen = ", ".join(f"{n}={met[n]}" for n in sweeps)
+            print(f"mva: target {args.target}: first case meeting it: {chosen} "
+                  f"({target.main_output} {met[target.main_output]:.6g})", file=sys.stderr)
+    if out.unconverged:
+        print(f"mva: warning: {out.unconverged} case(s) did not converge", file=sys.stderr)
+    return ExitCode.NOT_CONVERGED if (args.strict and out.unconverged) else ExitCode.OK
+
+
+def _check_what_if_options(args) -> None:
+    """The options of a sweep or sensitivity, checked before any work."""
     if len(args.files) != 1:
         raise ModelError("--sweep", "sweeps and sensitivities take one FILE")
     if args.workers is not None and args.workers < 1:
@@ -218,36 +251,42 @@ def _cmd_what_if(args, solver, overrides) -> int:
     if args.resume and (args.plot or args.target or args.sensitivity):
         raise ModelError("--resume", "finishes a sweep's output file; plot or search the finished file instead "
                                      "of combining it with --plot, --target or --sensitivity")
+    if args.sensitivity and args.sweep:
+        raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
     if args.plot:
         refuse_overwrite(args.plot, args.force, "--plot")
-    path = args.files[0]
-    target = _target(path, overrides, solver)
-    if args.sensitivity:
-        if args.sweep:
-            raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
-        frame = sensitivities(target)
-        frame.insert(0, "output", target.main_output)
-        out = SweepOutput(args.output, args.format, "", len(frame) or 1, force=args.force)
-        try:
-            out.write(0, frame)
-            out.finish()
-        finally:
-            out.close()
-        return ExitCode.OK
-    sweeps = parse_sweeps(args.sweep)
-    with _in_file(path):
-        target.check_names(sweeps)
-    grid = Grid(sweeps, zip=args.zip)
-    distributed = bool(args.scheduler or args.workers)
-    chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
-    key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
-    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
+
+
+def _write_sensitivities(args, target) -> int:
+    """--sensitivity: the elasticities of the main output, one row per parameter."""
+    from .analysis import sensitivities
+    from .sweep_output import SweepOutput
+
+    frame = sensitivities(target)
+    frame.insert(0, "output", target.main_output)
+    out = SweepOutput(args.output, args.format, "", len(frame) or 1, force=args.force)
+    try:
+        out.write(0, frame)
+        out.finish()
+    finally:
+        out.close()
+    return ExitCode.OK
+
+
+def _solve_grid(args, path, target, grid, out) -> tuple[list, dict | None]:
+    """Solve and write every chunk of ``grid``; (the frames kept for --plot, the first case
+    meeting --target).  Ctrl-C stops after the chunk being solved is written (an interrupt
+    inside pyarrow or numba could surface as another exception), so a partial file ends
+    on a chunk: KeyboardInterrupt, after saying how to finish it."""
+    from tqdm.auto import tqdm
+
+    from .analysis import first_meeting
+    from .sweep import sweep_chunks
+
     kept, met = [], None
-    keep = list(sweeps) + [target.main_output]
+    keep = [*grid.names, target.main_output]
     done = min(len(grid), out.first_chunk * out.chunk_size)
     bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False)
-    # Ctrl-C stops after the chunk being solved is written (an interrupt inside pyarrow or
-    # numba could surface as another exception), so the partial file ends on a chunk
     stop = []
     previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     try:
@@ -268,24 +307,26 @@ def _cmd_what_if(args, solver, overrides) -> int:
         if not out.to_stdout:
             print(f"mva: interrupted after {done:,} of {len(grid):,} cases; the same command with --resume "
                   f"finishes {args.output}", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()
         out.close()
-    if args.plot:
-        import pandas as pd
-        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot)
-    if args.target:
-        if met is None:
-            print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
-        else:
-            chosen = ", ".join(f"{n}={met[n]}" for n in sweeps)
-            print(f"mva: target {args.target}: first case meeting it: {chosen} "
-                  f"({target.main_output} {met[target.main_output]:.6g})", file=sys.stderr)
-    if out.unconverged:
-        print(f"mva: warning: {out.unconverged} case(s) did not converge", file=sys.stderr)
-    return ExitCode.NOT_CONVERGED if (args.strict and out.unconverged) else ExitCode.OK
+    return kept, met
+
+
+def _sweep_options_refused(args, solver) -> dict:
+    """Refuse the sweep options on a plain solve; without a sweep only --workers and
+    --scheduler apply, to a simulation's replications (returned as solver options)."""
+    distributed = ("scheduler", "workers") if solver.get("method") == "simulation" else ()
+    for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size", "resume"):
+        if getattr(args, flag) not in (None, False) and flag not in distributed:
+            raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps (or to --method simulation "
+                                                            "--replications): add --sweep NAME=SPEC"
+                             if flag in ("scheduler", "workers") else "applies to sweeps: add --sweep NAME=SPEC")
+    if args.format == "parquet":
+        raise ModelError("--format", "parquet is for sweeps (--sweep)")
+    return {flag: getattr(args, flag) for flag in distributed if getattr(args, flag) is not None}
 
 
 def _cmd_solve(args) -> int:
@@ -295,54 +336,52 @@ def _cmd_solve(args) -> int:
     overrides = parse_assignments(args.set)
     if args.sweep or args.sensitivity:
         return _cmd_what_if(args, solver, overrides)
-    # without a sweep, --workers/--scheduler distribute a simulation's replications
-    distributed = ("scheduler", "workers") if solver.get("method") == "simulation" else ()
-    for flag in ("zip", "plot", "target", "scheduler", "workers", "chunk_size", "resume"):
-        if getattr(args, flag) not in (None, False) and flag not in distributed:
-            raise ModelError(f"--{flag.replace('_', '-')}", "applies to sweeps (or to --method simulation "
-                                                            "--replications): add --sweep NAME=SPEC"
-                             if flag in ("scheduler", "workers") else "applies to sweeps: add --sweep NAME=SPEC")
-    solver.update({flag: getattr(args, flag) for flag in distributed if getattr(args, flag) is not None})
-    if args.format == "parquet":
-        raise ModelError("--format", "parquet is for sweeps (--sweep)")
+    solver.update(_sweep_options_refused(args, solver))
     results = []
     for path in args.files:
         target = _target(path, overrides, solver)
         if args.list_parameters:
-            results.append(("parameters", path, _parameter_table(path, target)))
+            results.append((path, _parameter_table(path, target)))
             continue
         solution, warned = _solve_reporting_warnings(path, target.model.solve)
-        if not solution.converged and not warned and "result" in solution.extras:
+        if not solution.converged and not warned and solution.kind == "network":
             print(f"mva: warning: {path}: {solution.message}", file=sys.stderr)
-        results.append(("network" if "result" in solution.extras else "model", path, solution))
+        results.append((path, solution))
 
     with output_stream(args.output, args.force) as out:
-        first = {"network": True, "model": True}
-        for i, (what, path, payload) in enumerate(results):
-            if what == "parameters":
-                out.write(("\n" if i else "") + payload)
-            elif what == "model":
-                if args.format == "json":
-                    out.write(json.dumps({"file": path, **payload.to_dict()}) + "\n")
-                elif args.format == "csv":
-                    out.write(_model_csv(path, payload, header=first["model"]))
-                else:
-                    out.write(("\n" if i else "") + _format_model_table(path, payload))
-                first["model"] = False
-            else:
-                network, result, unit = (payload.extras[k] for k in ("network", "result", "time_unit"))
-                if args.format == "json":
-                    record = {"file": path, "network": network.name, "time_unit": unit, **result.to_dict()}
-                    out.write(json.dumps(record) + "\n")
-                elif args.format == "csv":
-                    out.write(_format_csv(path, result, len(results) > 1, header=first["network"]))
-                else:
-                    out.write(("\n" if i else "") + _format_table(network.name, path, result, unit))
-                first["network"] = False
-    unconverged = [p for what, p, r in results if what != "parameters" and not r.converged]
+        seen = set()         # solution types whose CSV header is written
+        for i, (path, payload) in enumerate(results):
+            out.write(_render(payload, path, args.format, header=type(payload) not in seen, first=i == 0,
+                              several=len(results) > 1))
+            seen.add(type(payload))
+    unconverged = [p for p, r in results if not isinstance(r, str) and not r.converged]
     if args.strict and unconverged:
         return ExitCode.NOT_CONVERGED
     return ExitCode.OK
+
+
+def _render(payload, path: str, fmt: str, header: bool, first: bool, several: bool) -> str:
+    """One file's output in ``fmt``, by the type of what it gave: a parameter listing
+    (text), a network file's :class:`~mva.network_kind.NetworkSolution` (the full
+    per-class, per-station result) or any other kind's :class:`~mva.modelkind.ModelSolution`."""
+    from .network_kind import NetworkSolution
+
+    gap = "" if first else "\n"
+    if isinstance(payload, str):
+        return gap + payload
+    if isinstance(payload, NetworkSolution):
+        result, unit = payload.result, payload.time_unit
+        if fmt == "json":
+            return json.dumps({"file": path, "network": payload.network.name, "time_unit": unit,
+                               **result.to_dict()}) + "\n"
+        if fmt == "csv":
+            return _format_csv(path, result, several, header=header)
+        return gap + _format_table(payload.network.name, path, result, unit)
+    if fmt == "json":
+        return json.dumps({"file": path, **payload.to_dict()}) + "\n"
+    if fmt == "csv":
+        return _model_csv(path, payload, header=header)
+    return gap + _format_model_table(path, payload)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,15 +29,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from .errors import ModelError
+from .tomlcompat import tomllib
 from .network import Network, Station
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["load_network", "read_document", "network_from_dict", "time_unit"]
 
@@ -142,6 +138,12 @@ def network_from_dict(doc: dict) -> Network:
 
 def load_network(path: str) -> Network:
     """Read a TOML or JSON network file.
+
+    Examples
+    --------
+    >>> net = load_network("data/examples/two-class.toml")
+    >>> net.classes, net.population
+    (('oltp', 'batch'), (20, 4))
 
     Raises
     ------

@@ -158,13 +158,13 @@ class Grid:
 
     def columns(self, start: int, stop: int) -> dict:
         """``{name: array}`` of cases ``start .. stop - 1`` (object arrays for list values)."""
-        return {name: array[d] for name, array, d in zip(self.names, self._arrays, self._digits(start, stop))}
+        return {name: array[d] for name, array, d in zip(self.names, self._arrays, self._digits(start, stop), strict=False)}
 
     def cases(self, start: int = 0, stop: int | None = None) -> list[dict]:
         """Cases ``start .. stop - 1`` as dicts of Python values."""
         stop = self.size if stop is None else stop
         digits = [d.tolist() for d in self._digits(start, stop)]
-        return [dict(zip(self.names, (vals[i] for vals, i in zip(self.values, row)))) for row in zip(*digits)]
+        return [dict(zip(self.names, (vals[i] for vals, i in zip(self.values, row, strict=False)), strict=False)) for row in zip(*digits, strict=False)]
 
 
 def _as_array(values: list) -> np.ndarray:

@@ -32,18 +32,15 @@ import dataclasses
 import difflib
 import functools
 import numbers
-import sys
 import time
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, ClassVar
+from collections.abc import Callable
 
 from .errors import ModelError
+from .tomlcompat import tomllib
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["Parameter", "ParameterisedModel", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
            "document_kind", "bind_kind", "model_from_document", "split_element", "with_element", "parse_assignments", "resolve_values", "check_names",
@@ -113,7 +110,63 @@ class ModelSolution:
         return record
 
 
-class ParameterisedModel:
+class ModelKind:
+    """The contract of a model kind: what ``mva solve``, sweeps, sensitivities and
+    ``mva calibrate`` use.  Every kind subclasses it (through :class:`ParameterisedModel`
+    or directly) and is registered by name in the ``mva.models`` entry-point group.
+
+    Required:
+
+    * ``kind``: the name a model file gives in ``kind = "..."``;
+    * ``parameters()`` (classmethod): the :class:`Parameter` list, dotted names;
+    * ``from_values(values, name="")`` (classmethod): a model from a complete, checked
+      set of values (a :class:`ModelError` naming the field for a cross-field problem);
+    * ``solve()`` on a model: its :class:`ModelSolution`.
+
+    Optional, ``None`` (or the default below) where a kind has none:
+
+    * ``main_output``: the output sweeps plot and targets search (``"throughput"``);
+    * ``not_bottlenecks``: devices whose "utilisation" is no fraction of a capacity;
+    * ``simulate(settings=None, **options)`` on a model: a simulation of the machine the
+      model approximates, a :class:`ModelSolution` with ``half_width``
+      (``--method simulation`` on a model file);
+    * ``solve_batch(base, cases)`` (classmethod): flat outputs of many cases at once, a
+      DataFrame (the vectorised sweep path);
+    * ``solve_columns(base, columns, count)``: the same from one array per parameter,
+      or None to fall back to ``solve_batch``;
+    * ``for_document(doc, solver)`` (classmethod): a kind whose parameters depend on the
+      file returns an object with this interface bound to it (``network``), taking the
+      solver options (``--method`` ...) that only such kinds accept;
+    * ``values_in(doc)``: the file's values by dotted name, where they are not its
+      nested tables;
+    * ``document(values)``: the file with ``values`` written in, where that is not the
+      nested tables.
+    """
+
+    kind: ClassVar[str] = ""
+    name: str = ""
+    main_output: ClassVar[str] = "throughput"
+    not_bottlenecks: tuple = ()
+    simulate: Callable | None = None
+    solve_batch: Callable | None = None
+    solve_columns: Callable | None = None
+    for_document: Callable | None = None
+    values_in: Callable | None = None
+    document: Callable | None = None
+
+    @classmethod
+    def parameters(cls) -> tuple[Parameter, ...]:
+        raise NotImplementedError(f"model kind {cls.kind!r} declares no parameters()")
+
+    @classmethod
+    def from_values(cls, values: dict, name: str = "") -> ModelKind:
+        raise NotImplementedError(f"model kind {cls.kind!r} has no from_values()")
+
+    def solve(self) -> ModelSolution:
+        raise NotImplementedError(f"model kind {self.kind!r} has no solve()")
+
+
+class ParameterisedModel(ModelKind):
     """Base of a model kind whose parameters are the class's ``PARAMETERS``: built from
     values (checked and completed with defaults by :func:`resolve_values`, then by the
     subclass's :meth:`check`), with the ``parameters()`` and ``from_values()`` that
@@ -136,20 +189,6 @@ class ParameterisedModel:
     @classmethod
     def from_values(cls, values: dict, name: str = ""):
         return cls(values, name)
-
-
-class ModelKind(Protocol):
-    """What ``mva solve`` needs from a model class."""
-
-    kind: ClassVar[str]
-
-    @classmethod
-    def parameters(cls) -> tuple[Parameter, ...]: ...
-
-    @classmethod
-    def from_values(cls, values: dict, name: str = "") -> "ModelKind": ...
-
-    def solve(self) -> ModelSolution: ...
 
 
 def timed(func):
@@ -258,7 +297,10 @@ def load_model_kind(kind: str):
     kinds = model_kinds()
     if kind not in kinds:
         raise ModelError("kind", f"unknown model kind {kind!r}; valid: {', '.join(sorted(kinds))}")
-    return kinds[kind].load()
+    cls = kinds[kind].load()
+    if not (isinstance(cls, type) and issubclass(cls, ModelKind)):
+        raise ModelError("kind", f"the model kind {kind!r} ({cls!r}) is not a mva.modelkind.ModelKind")
+    return cls
 
 
 def document_kind(doc: dict) -> str:
@@ -276,14 +318,13 @@ def bind_kind(doc: dict, solver: dict | None = None):
     (``for_document``); ``solver`` (``method`` and solver options) only for such kinds."""
     kind = document_kind(doc)
     cls = load_model_kind(kind)
-    bind = getattr(cls, "for_document", None)
-    if bind is not None:
-        return bind(doc, solver or {})
-    if solver and solver.get("method") == "simulation" and hasattr(cls, "simulate"):
+    if cls.for_document is not None:
+        return cls.for_document(doc, solver or {})
+    if solver and solver.get("method") == "simulation" and cls.simulate is not None:
         return Simulating(cls, {k: v for k, v in solver.items() if k != "method"})
     if solver:
         flag = "--method" if "method" in solver else f"--{next(iter(solver)).replace('_', '-')}"
-        simulated = " (or --method simulation)" if hasattr(cls, "simulate") else ""
+        simulated = " (or --method simulation)" if cls.simulate is not None else ""
         raise ModelError(flag, f"is a model file (kind {kind}), solved by its model kind{simulated}; --method and "
                                "solver options apply to network files")
     return cls
@@ -293,7 +334,7 @@ def bind_kind(doc: dict, solver: dict | None = None):
 SIMULATION_OPTIONS = ("seed", "events", "replications", "precision", "confidence", "workers", "scheduler")
 
 
-class Simulating:
+class Simulating(ModelKind):
     """A model kind solved by its ``simulate(**options)`` instead of ``solve()``
     (``--method simulation`` on a model file whose kind offers it).  Sweeps then simulate
     case by case."""
@@ -306,7 +347,8 @@ class Simulating:
         self.cls = cls
         self.options = options
         self.kind = cls.kind
-        self.main_output = getattr(cls, "main_output", "throughput")
+        self.main_output = cls.main_output
+        self.not_bottlenecks = cls.not_bottlenecks
 
     def parameters(self):
         return self.cls.parameters()
@@ -315,7 +357,7 @@ class Simulating:
         return _SimulatedModel(self.cls.from_values(values, name), self.options)
 
 
-class _SimulatedModel:
+class _SimulatedModel(ModelKind):
     def __init__(self, model, options: dict):
         self.model = model
         self.options = options
@@ -439,10 +481,9 @@ def resolve_document(doc: dict, overrides: dict | None = None, solver: dict | No
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise ModelError("name", f"must be a string, got {name!r}")
-    values_in = getattr(cls, "values_in", None)
-    given = values_in(doc) if values_in is not None else flatten_document(doc)
+    given = cls.values_in(doc) if cls.values_in is not None else flatten_document(doc)
     given.update(overrides or {})
-    return cls, name or getattr(cls, "name", ""), resolve_values(cls.parameters(), given)
+    return cls, name or cls.name, resolve_values(cls.parameters(), given)
 
 
 def model_from_document(doc: dict, overrides: dict | None = None, solver: dict | None = None):

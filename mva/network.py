@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -113,53 +113,67 @@ class Station:
         demand = _finite_nonnegative(_as_sequence(self.demand, f"{where}.demand"),
                                      f"{where}.demand", "demand")
         object.__setattr__(self, "demand", demand)
-        if self.kind == "multi":
-            s = self.servers
-            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-                raise ModelError(f"{where}.servers", f"must be an integer >= 1, got {s!r}")
-            object.__setattr__(self, "servers", int(s))
-        elif self.servers != 1:
-            raise ModelError(f"{where}.servers", f"only a 'multi' station has servers (type is {self.kind!r})")
-        if self.kind == "ld":
-            if self.capacity is None:
-                raise ModelError(f"{where}.capacity", "an 'ld' station needs a capacity list alpha(1), alpha(2), ...")
-            cap = _finite_nonnegative(_as_sequence(self.capacity, f"{where}.capacity"),
-                                      f"{where}.capacity", "capacity")
-            if len(cap) == 0:
-                raise ModelError(f"{where}.capacity", "is empty")
-            for i, c in enumerate(cap):
-                if c == 0:
-                    raise ModelError(f"{where}.capacity", f"capacity[{i}] is zero: the station would never serve")
-            object.__setattr__(self, "capacity", cap)
-        elif self.capacity is not None:
-            raise ModelError(f"{where}.capacity", f"only an 'ld' station has a capacity list (type is {self.kind!r})")
-        if self.discipline not in DISCIPLINES:
-            raise ModelError(f"{where}.discipline",
-                             f"unknown discipline {self.discipline!r}; valid: {', '.join(DISCIPLINES)}")
-        if self.discipline != "ps" and self.kind not in ("queue", "multi"):
-            raise ModelError(f"{where}.discipline", f"only queue and multi stations take a discipline "
-                                                    f"(type is {self.kind!r})")
-        if self.discipline == "priority":
-            if self.kind != "queue":
-                raise ModelError(f"{where}.discipline", "priority is implemented for single-server queues")
-            if self.priority is None:
-                raise ModelError(f"{where}.priority", "a priority station needs one priority per class "
-                                                      "(lower served first)")
-            prio = _as_sequence(self.priority, f"{where}.priority")
-            if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in prio):
-                raise ModelError(f"{where}.priority", f"must be a list of integers, got {self.priority!r}")
-            if len(prio) != len(demand):
-                raise ModelError(f"{where}.priority", f"has {len(prio)} entries, expected {len(demand)} (one "
-                                                      "per class)")
-            object.__setattr__(self, "priority", tuple(int(p) for p in prio))
-        elif self.priority is not None:
-            raise ModelError(f"{where}.priority", "only a station with discipline = \"priority\" takes priorities")
+        object.__setattr__(self, "servers", self._checked_servers(where))
+        object.__setattr__(self, "capacity", self._checked_capacity(where))
+        object.__setattr__(self, "priority", self._checked_discipline(where, len(demand)))
         scv = self.scv
         if isinstance(scv, bool) or not isinstance(scv, (int, float, np.integer, np.floating)):
             raise ModelError(f"{where}.scv", f"must be a number, got {scv!r}")
         if not math.isfinite(scv) or scv < 0:
             raise ModelError(f"{where}.scv", f"must be finite and >= 0 (1 = exponential), got {scv!r}")
         object.__setattr__(self, "scv", float(scv))
+
+    def _checked_servers(self, where: str) -> int:
+        """``servers``: an integer >= 1 at a multi station, 1 elsewhere."""
+        s = self.servers
+        if self.kind == "multi":
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+                raise ModelError(f"{where}.servers", f"must be an integer >= 1, got {s!r}")
+            return int(s)
+        if s != 1:
+            raise ModelError(f"{where}.servers", f"only a 'multi' station has servers (type is {self.kind!r})")
+        return s
+
+    def _checked_capacity(self, where: str):
+        """``capacity``: positive finite alpha(1), alpha(2), ... at an ld station, None elsewhere."""
+        if self.kind != "ld":
+            if self.capacity is not None:
+                raise ModelError(f"{where}.capacity",
+                                 f"only an 'ld' station has a capacity list (type is {self.kind!r})")
+            return None
+        if self.capacity is None:
+            raise ModelError(f"{where}.capacity", "an 'ld' station needs a capacity list alpha(1), alpha(2), ...")
+        cap = _finite_nonnegative(_as_sequence(self.capacity, f"{where}.capacity"), f"{where}.capacity", "capacity")
+        if len(cap) == 0:
+            raise ModelError(f"{where}.capacity", "is empty")
+        for i, c in enumerate(cap):
+            if c == 0:
+                raise ModelError(f"{where}.capacity", f"capacity[{i}] is zero: the station would never serve")
+        return cap
+
+    def _checked_discipline(self, where: str, classes: int):
+        """The discipline checked; ``priority``: one integer per class at a priority queue, None elsewhere."""
+        if self.discipline not in DISCIPLINES:
+            raise ModelError(f"{where}.discipline",
+                             f"unknown discipline {self.discipline!r}; valid: {', '.join(DISCIPLINES)}")
+        if self.discipline != "ps" and self.kind not in ("queue", "multi"):
+            raise ModelError(f"{where}.discipline", f"only queue and multi stations take a discipline "
+                                                    f"(type is {self.kind!r})")
+        if self.discipline != "priority":
+            if self.priority is not None:
+                raise ModelError(f"{where}.priority", "only a station with discipline = \"priority\" takes priorities")
+            return None
+        if self.kind != "queue":
+            raise ModelError(f"{where}.discipline", "priority is implemented for single-server queues")
+        if self.priority is None:
+            raise ModelError(f"{where}.priority", "a priority station needs one priority per class "
+                                                  "(lower served first)")
+        prio = _as_sequence(self.priority, f"{where}.priority")
+        if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in prio):
+            raise ModelError(f"{where}.priority", f"must be a list of integers, got {self.priority!r}")
+        if len(prio) != classes:
+            raise ModelError(f"{where}.priority", f"has {len(prio)} entries, expected {classes} (one per class)")
+        return tuple(int(p) for p in prio)
 
     def capacity_function(self) -> np.ndarray | None:
         """``alpha(1..J)`` with ``alpha(j) = alpha(J)`` for ``j > J``; ``None`` for a delay.
@@ -213,51 +227,10 @@ class Network:
     _derived: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self):
-        stations = tuple(self.stations) if self.stations is not None else ()
-        if len(stations) == 0:
-            raise ModelError("station", "the network has no stations")
-        for s in stations:
-            if not isinstance(s, Station):
-                raise ModelError("station", f"expected Station objects, got {type(s).__name__}")
-        names = [s.name for s in stations]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise ModelError("station.name", f"duplicate station name(s): {', '.join(sorted(dup))}")
-        # The class count comes from the most explicit source given.
-        n_classes, source = len(stations[0].demand), f"station[{stations[0].name}].demand"
-        for values, where in ((self.arrival_rate, "network.arrival_rate"),
-                              (self.population, "network.population")):
-            if values is not None:
-                n_classes, source = len(_as_sequence(values, where)), where
-        if self.classes is not None:
-            classes = tuple(_as_sequence(self.classes, "network.classes"))
-            if not all(isinstance(c, str) and c for c in classes):
-                raise ModelError("network.classes", f"class names must be non-empty strings, got {list(classes)!r}")
-            if len(set(classes)) != len(classes):
-                raise ModelError("network.classes", "duplicate class names")
-            n_classes, source = len(classes), "network.classes"
-        else:
-            classes = tuple(f"class{i + 1}" for i in range(n_classes))
-        if n_classes == 0:
-            raise ModelError("network.classes", "the network has no classes")
-        for s in stations:
-            if len(s.demand) != n_classes:
-                raise ModelError(f"station[{s.name}].demand",
-                                 f"has {len(s.demand)} entries, expected {n_classes} (one per class, "
-                                 f"as in {source})")
-
-        population = self._per_class(self.population, "network.population", n_classes, 0)
-        pop_int = []
-        for i, p in enumerate(population):
-            if isinstance(p, bool) or (isinstance(p, float) and not p.is_integer()) \
-                    or not isinstance(p, (int, float, np.integer, np.floating)) or \
-                    (isinstance(p, float) and not math.isfinite(p)):
-                raise ModelError("network.population", f"population[{i}] = {p!r} is not an integer")
-            if p < 0:
-                raise ModelError("network.population", f"population[{i}] = {p!r} is negative")
-            if p > MAX_POPULATION:     # every solver counts customers in 64-bit integers
-                raise ModelError("network.population", f"population[{i}] = {p!r} exceeds {MAX_POPULATION:.3g}")
-            pop_int.append(int(p))
+        stations = self._checked_stations()
+        classes = self._checked_classes(stations)
+        n_classes = len(classes)
+        pop_int = self._checked_population(n_classes)
         think = _finite_nonnegative(self._per_class(self.think_time, "network.think_time", n_classes, 0.0),
                                     "network.think_time", "think_time")
         rate = _finite_nonnegative(self._per_class(self.arrival_rate, "network.arrival_rate", n_classes, 0.0),
@@ -284,6 +257,61 @@ class Network:
         object.__setattr__(self, "think_time", think)
         object.__setattr__(self, "arrival_rate", rate)
         object.__setattr__(self, "demands", demands)
+
+    def _checked_stations(self) -> tuple[Station, ...]:
+        """At least one :class:`Station`, names unique."""
+        stations = tuple(self.stations) if self.stations is not None else ()
+        if len(stations) == 0:
+            raise ModelError("station", "the network has no stations")
+        for s in stations:
+            if not isinstance(s, Station):
+                raise ModelError("station", f"expected Station objects, got {type(s).__name__}")
+        names = [s.name for s in stations]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelError("station.name", f"duplicate station name(s): {', '.join(sorted(dup))}")
+        return stations
+
+    def _checked_classes(self, stations) -> tuple[str, ...]:
+        """The class names; their count comes from the most explicit source given, and
+        every station's demand must have that many entries."""
+        n_classes, source = len(stations[0].demand), f"station[{stations[0].name}].demand"
+        for values, where in ((self.arrival_rate, "network.arrival_rate"),
+                              (self.population, "network.population")):
+            if values is not None:
+                n_classes, source = len(_as_sequence(values, where)), where
+        if self.classes is not None:
+            classes = tuple(_as_sequence(self.classes, "network.classes"))
+            if not all(isinstance(c, str) and c for c in classes):
+                raise ModelError("network.classes", f"class names must be non-empty strings, got {list(classes)!r}")
+            if len(set(classes)) != len(classes):
+                raise ModelError("network.classes", "duplicate class names")
+            n_classes, source = len(classes), "network.classes"
+        else:
+            classes = tuple(f"class{i + 1}" for i in range(n_classes))
+        if n_classes == 0:
+            raise ModelError("network.classes", "the network has no classes")
+        for s in stations:
+            if len(s.demand) != n_classes:
+                raise ModelError(f"station[{s.name}].demand",
+                                 f"has {len(s.demand)} entries, expected {n_classes} (one per class, "
+                                 f"as in {source})")
+        return classes
+
+    def _checked_population(self, n_classes: int) -> list[int]:
+        """Closed populations: whole numbers from 0 to :data:`MAX_POPULATION`."""
+        pop_int = []
+        for i, p in enumerate(self._per_class(self.population, "network.population", n_classes, 0)):
+            if isinstance(p, bool) or (isinstance(p, float) and not p.is_integer()) \
+                    or not isinstance(p, (int, float, np.integer, np.floating)) or \
+                    (isinstance(p, float) and not math.isfinite(p)):
+                raise ModelError("network.population", f"population[{i}] = {p!r} is not an integer")
+            if p < 0:
+                raise ModelError("network.population", f"population[{i}] = {p!r} is negative")
+            if p > MAX_POPULATION:     # every solver counts customers in 64-bit integers
+                raise ModelError("network.population", f"population[{i}] = {p!r} exceeds {MAX_POPULATION:.3g}")
+            pop_int.append(int(p))
+        return pop_int
 
     @staticmethod
     def _per_class(values, where, n_classes, default):
@@ -312,7 +340,7 @@ class Network:
     def station_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.stations)
 
-    def replace(self, **changes) -> "Network":
+    def replace(self, **changes) -> Network:
         """A copy with some fields changed (validated again)."""
         kwargs = dict(stations=self.stations, classes=self.classes, population=self.population,
                       think_time=self.think_time, arrival_rate=self.arrival_rate, name=self.name)

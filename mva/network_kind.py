@@ -16,22 +16,24 @@ anything else is solved case by case.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .errors import ModelError
 from .files import DEFAULT_TIME_UNIT, time_unit
-from .modelkind import ModelSolution, Parameter, hashable, resolve_values
+from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_values
 
-__all__ = ["NetworkKind", "NetworkModel"]
+__all__ = ["NetworkKind", "NetworkModel", "NetworkSolution"]
 
 NUMERIC = ("demand", "think_time")
 SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver", "seed", "events", "replications",
                "precision", "confidence", "workers", "scheduler")
 
 
-class NetworkKind:
+class NetworkKind(ModelKind):
     """Kind ``network`` bound to one file's structure (see the module docstring)."""
 
     kind = "network"
@@ -57,7 +59,7 @@ class NetworkKind:
                                      if isinstance(st, dict) and st.get("type") == "delay" and "name" in st)
 
     @classmethod
-    def for_document(cls, doc: dict, solver: dict | None = None) -> "NetworkKind":
+    def for_document(cls, doc: dict, solver: dict | None = None) -> NetworkKind:
         """The kind bound to the network file ``doc`` (``solver``: method and options)."""
         return cls(doc, solver)
 
@@ -112,7 +114,7 @@ class NetworkKind:
                 stations[".".join(part[1:-1])][part[-1]] = value
         return doc
 
-    def from_values(self, values: dict, name: str = "") -> "NetworkModel":
+    def from_values(self, values: dict, name: str = "") -> NetworkModel:
         """The network with ``values`` written in (validated: ModelError naming the field).
 
         Only values that differ from the file's are written, so what the file leaves out
@@ -216,7 +218,7 @@ class NetworkKind:
         return pd.DataFrame(frame)
 
 
-class NetworkModel:
+class NetworkModel(ModelKind):
     """One network of a network file, with the method that solves it."""
 
     kind = "network"
@@ -247,18 +249,28 @@ class NetworkModel:
         out = {"throughput": float(result.throughput[0]) if one else result.system_throughput,
                "response_time": float(result.response_time[0]) if one else result.system_response_time}
         if not one:
-            out.update({f"throughput.{c}": float(x) for c, x in zip(result.classes, result.throughput)})
-            out.update({f"response_time.{c}": float(r) for c, r in zip(result.classes, result.response_time)})
-        out["utilization"] = {s: float(u) for s, u in zip(result.stations, result.station_utilization())}
+            out.update({f"throughput.{c}": float(x) for c, x in zip(result.classes, result.throughput, strict=False)})
+            out.update({f"response_time.{c}": float(r) for c, r in zip(result.classes, result.response_time, strict=False)})
+        out["utilization"] = {s: float(u) for s, u in zip(result.stations, result.station_utilization(), strict=False)}
         return out
 
-    def solve(self) -> ModelSolution:
-        """The solution; ``extras`` hold the full per-class, per-station ``result``, the
-        ``network`` and its ``time_unit``."""
+    def solve(self) -> NetworkSolution:
+        """The solution, with the full per-class, per-station ``result``, the ``network``
+        and its ``time_unit``."""
         result = self.solve_result()
         message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
         outputs = self.outputs(result)
-        return ModelSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
-                             result.solve_seconds, message,
-                             {"result": result, "network": self.network, "time_unit": self.time_unit},
-                             self.units(outputs))
+        return NetworkSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
+                               result.solve_seconds, message, units=self.units(outputs), result=result,
+                               network=self.network, time_unit=self.time_unit)
+
+
+@dataclass(frozen=True)
+class NetworkSolution(ModelSolution):
+    """The solution of a network file: the named outputs of every model kind, plus the
+    full :class:`~mva.result.Result` (per class and station), the :class:`~mva.network.Network`
+    and the file's time unit, which the command line prints in full."""
+
+    result: Any = field(default=None, repr=False)
+    network: Any = field(default=None, repr=False)
+    time_unit: str = DEFAULT_TIME_UNIT

@@ -50,7 +50,7 @@ def check_open_saturation(network: Network, capacities=None, load=None) -> None:
     alpha(J) (no steady state); ``capacities`` and ``load`` are derived when not given."""
     capacities = [s.capacity_function() for s in network.stations] if capacities is None else capacities
     load = open_load(network) if load is None else load
-    for k, (station, cap) in enumerate(zip(network.stations, capacities)):
+    for k, (station, cap) in enumerate(zip(network.stations, capacities, strict=False)):
         if cap is None or load[k] == 0:
             continue
         limit = cap[-1]
@@ -124,7 +124,7 @@ class SolverPlan:
         self.effects = [None if cap is None or self.open_load[k] == 0 else
                         open_load_effect(cap, float(self.open_load[k]))
                         for k, cap in enumerate(self.capacities)]
-        closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects)]
+        closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects, strict=False)]
         self.closed = np.flatnonzero(~self.open_mask)
         self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
         self.think = np.asarray(network.think_time, dtype=float)[self.closed]
@@ -154,7 +154,7 @@ class SolverPlan:
         self.lattice_checked = False  # mva.exact refused or accepted the lattice size
 
     @classmethod
-    def of(cls, network: Network) -> "SolverPlan":
+    def of(cls, network: Network) -> SolverPlan:
         plan = network._derived.get("solver_plan")
         if plan is None:
             plan = network._derived["solver_plan"] = cls(network)

@@ -6,7 +6,7 @@ method or option is an error that lists the valid ones (nothing is silently drop
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import ModelError
 from .network import Network

@@ -1,10 +1,10 @@
 """What-if sweeps: solve a grid of cases of any model file (a network file is the kind
 ``network``, see :mod:`mva.modelkind`).
 
-A :class:`ModelTarget` is a parsed file with named parameters: the kind's parameters over
-the file's values (and ``--set`` overrides).  It solves cases one by one, or through the
-kind's vectorised ``solve_batch(base_values, cases)`` when it has one (the network kind
-batches closed single-class networks, the TPC-C kind its fixed point).
+A :class:`~mva.targets.ModelTarget` is a parsed file with named parameters: the kind's
+parameters over the file's values (and ``--set`` overrides).  It solves cases one by
+one, or through the kind's vectorised ``solve_batch(base_values, cases)`` when it has one
+(the network kind batches closed single-class networks, the TPC-C kind its fixed point).
 
 :func:`sweep_chunks` solves a grid chunk by chunk, in grid order, in this process or on
 a Dask cluster (``scheduler`` address or ``workers`` local processes), so memory is
@@ -15,19 +15,16 @@ DataFrame (for notebooks and small grids).
 """
 from __future__ import annotations
 
-import copy
 import math
-from dataclasses import replace as dc_replace
 
 import numpy as np
 import pandas as pd
 
 from .cluster import dask_client, worker_count
 from .grid import Grid
-from .modelkind import Parameter, check_names, document_kind, resolve_document
+from .targets import ModelTarget, target_from_document
 
-__all__ = ["target_from_document", "run_sweep", "sweep_chunks", "bottleneck", "ModelTarget", "CaseList",
-           "DEFAULT_CHUNK"]
+__all__ = ["run_sweep", "sweep_chunks", "bottleneck", "CaseList", "DEFAULT_CHUNK"]
 
 DEFAULT_CHUNK = 25_000     # larger chunks are no faster and grow the heap (glibc keeps freed 10 MB temporaries)
 
@@ -42,85 +39,6 @@ def bottleneck(frame: pd.DataFrame, exclude=()) -> pd.Series:
     util = np.nan_to_num(frame[columns].to_numpy(dtype=float), nan=-np.inf)
     names = np.array([c[len("utilization."):] for c in columns], dtype=object)
     return pd.Series(names[np.argmax(util, axis=1)], index=frame.index)
-
-
-class ModelTarget:
-    """A parsed file with named parameters: its kind's parameters over the file's values
-    and ``overrides``; ``solver`` (``method`` and solver options) for kinds that take it."""
-
-    def __init__(self, doc: dict, overrides: dict | None = None, solver: dict | None = None):
-        self.doc = doc
-        self.overrides = dict(overrides or {})
-        self.solver = dict(solver or {})
-        self.kind = document_kind(doc)
-        self.cls, self.name, self.base = resolve_document(doc, overrides, solver)
-        self.main_output = getattr(self.cls, "main_output", "throughput")
-        self.model = self._model({})      # cross-field checks, early
-
-    def parameters(self) -> tuple[Parameter, ...]:
-        """The kind's parameters, with the file's (and overrides') values as defaults."""
-        return tuple(dc_replace(p, default=self.base[p.name]) for p in self.cls.parameters())
-
-    def defaults(self) -> dict:
-        """The model kind's own defaults (a network file's are its values)."""
-        return {p.name: p.default for p in self.cls.parameters()}
-
-    def check_names(self, names):
-        check_names(self.cls.parameters(), names)
-
-    def _model(self, case: dict):
-        return self.cls.from_values({**self.base, **case}, name=self.name)
-
-    def validate(self, case: dict) -> None:
-        """ModelError if ``case`` is not a valid model (names, values, cross-field checks)."""
-        self._model(case)
-
-    def solve_one(self, case: dict) -> dict:
-        return self._model(case).solve().flat()
-
-    def solve_cases(self, cases: list[dict]) -> pd.DataFrame:
-        """Flat outputs of every case (one row each); the kind's ``solve_batch`` if it has one."""
-        if not cases:
-            return pd.DataFrame()
-        self.check_names(dict.fromkeys(n for c in cases for n in c))
-        batch = getattr(self.cls, "solve_batch", None)
-        if batch is not None:
-            return batch(self.base, cases)
-        return pd.DataFrame([self.solve_one(c) for c in cases])
-
-    def solve_columns(self, columns: dict, count: int) -> pd.DataFrame:
-        """:meth:`solve_cases` for cases given as one array per parameter (a kind's
-        ``solve_columns`` skips building a dict per case)."""
-        fast = getattr(self.cls, "solve_columns", None)
-        if fast is not None:
-            frame = fast(self.base, columns, count)
-            if frame is not None:
-                return frame
-        names = list(columns)
-        lists = [columns[n].tolist() for n in names]
-        return self.solve_cases([dict(zip(names, row)) for row in zip(*lists)] if names else [{}] * count)
-
-    def document(self, values: dict) -> dict:
-        """The file with ``values`` (dotted names) written in: the kind's own writer if it
-        has one (a network file's stations), else into nested tables."""
-        write = getattr(self.cls, "document", None)
-        if write is not None:
-            extra = {k: v for k, v in self.doc.items() if k in ("kind", "name")}
-            return {**extra, **write(values)}
-        out = copy.deepcopy(self.doc)
-        for name, value in values.items():
-            parts = name.split(".")
-            table = out
-            for part in parts[:-1]:
-                table = table.setdefault(part, {})
-            table[parts[-1]] = value
-        return out
-
-
-def target_from_document(doc: dict, method=None, options=None, overrides=None) -> ModelTarget:
-    """The sweep target of a parsed file; ``method`` and ``options`` go to kinds that take a solver."""
-    solver = {**({"method": method} if method else {}), **(options or {})}
-    return ModelTarget(doc, overrides, solver)
 
 
 class CaseList:
@@ -151,7 +69,7 @@ def solve_chunk(target: ModelTarget, source, start: int, stop: int) -> pd.DataFr
         outputs = target.solve_cases(cases)
         inputs = pd.DataFrame(cases)
     frame = pd.concat([inputs.reset_index(drop=True), outputs.reset_index(drop=True)], axis=1)
-    frame["bottleneck"] = bottleneck(outputs, getattr(target.cls, "not_bottlenecks", ()))
+    frame["bottleneck"] = bottleneck(outputs, target.cls.not_bottlenecks)
     return frame
 
 

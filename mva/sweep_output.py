@@ -200,8 +200,8 @@ class SweepOutput:
         columns = list(frame.columns)
         lists = [frame[c].tolist() for c in columns]
         lines = []
-        for row in zip(*lists):
-            record = {c: _json_value(v) for c, v in zip(columns, row)}
+        for row in zip(*lists, strict=False):
+            record = {c: _json_value(v) for c, v in zip(columns, row, strict=False)}
             lines.append(json.dumps(record))
         self.stream.write("\n".join(lines) + ("\n" if lines else ""))
 

@@ -42,7 +42,7 @@ def _station_weight_and_open_mean(kind, servers, capacity, demands, counts, open
     """Weight of the station and E[open customers there | these closed customers]."""
     n = sum(counts)
     w = 1.0
-    for d, m in zip(demands, counts):
+    for d, m in zip(demands, counts, strict=False):
         if m:
             w *= d ** m / math.factorial(m)
     if open_load == 0.0:
@@ -205,7 +205,7 @@ def _log_station_lattice(kind, servers, capacity, demands, population):
     grids = np.meshgrid(*[np.arange(n + 1) for n in population], indexing="ij")
     total = sum(grids)
     out = np.zeros(grids[0].shape)
-    for m, d in zip(grids, demands):
+    for m, d in zip(grids, demands, strict=False):
         with np.errstate(divide="ignore", invalid="ignore"):
             term = np.where(m == 0, 0.0, m * (math.log(d) if d > 0 else -np.inf))
         out += term - gammaln(m + 1)
@@ -223,7 +223,7 @@ def _lattice_convolve(log_a, log_b):
         if log_a[m] == -np.inf:
             continue
         target = tuple(slice(i, None) for i in m)
-        source = tuple(slice(0, n - i) for i, n in zip(m, log_a.shape))
+        source = tuple(slice(0, n - i) for i, n in zip(m, log_a.shape, strict=False))
         out[target] = np.logaddexp(out[target], log_a[m] + log_b[source])
     return out
 
@@ -262,7 +262,7 @@ def convolution_multiclass(stations, population, think):
         others = _lattice_convolve(prefix[k], suffix[k + 1])
         for m in np.ndindex(*shape):
             weight = funcs[k][m]
-            rest = tuple(n - i for n, i in zip(full, m))
+            rest = tuple(n - i for n, i in zip(full, m, strict=False))
             if weight == -np.inf or others[rest] == -np.inf:
                 continue
             p = math.exp(weight + others[rest] - log_g[full])

@@ -22,9 +22,9 @@ def inputs():
     mix_rows = _rows("table2_mix")
     mix = [float(r["min_mix_percent"]) / 100 if r["min_mix_percent"] else None for r in mix_rows]
     mix[0] = 1 - sum(m for m in mix[1:])
-    think = sum(p * (float(r["min_keying_time_s"]) + float(r["min_mean_think_time_s"])) for p, r in zip(mix, mix_rows))
+    think = sum(p * (float(r["min_keying_time_s"]) + float(r["min_mean_think_time_s"])) for p, r in zip(mix, mix_rows, strict=False))
     t6 = _rows("table6_visits")
-    avg = {k: sum(p * float(r[k]) for p, r in zip(mix, t6))
+    avg = {k: sum(p * float(r[k]) for p, r in zip(mix, t6, strict=False))
            for k in ("cpu", "memory_read", "memory_write", "disk_read", "disk_write")}
     t5 = [float(r["probability"]) for r in _rows("table5_access")]
     return mix, think, avg, t5
@@ -46,9 +46,9 @@ def expected_max_busy(demands, utils):
     total = 0.0
     for busy in itertools.product((0, 1), repeat=len(demands)):
         p = 1.0
-        for b, u in zip(busy, utils):
+        for b, u in zip(busy, utils, strict=False):
             p *= u if b else 1 - u
-        chosen = [d for b, d in zip(busy, demands) if b]
+        chosen = [d for b, d in zip(busy, demands, strict=False) if b]
         total += p * (max(chosen) if chosen else 0.0)
     return total
 

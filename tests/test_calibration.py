@@ -13,7 +13,7 @@ from calibration.fit import ObservationError, fit, operational_demands, parse_fi
 from mva.cli import main
 from mva.errors import ModelError
 from mva.files import read_document
-from mva.sweep import target_from_document
+from mva.targets import target_from_document
 
 NETWORK = """
 [network]
@@ -315,6 +315,7 @@ def test_tpcc_calibration_on_tables_10_and_12(capsys):
     assert main(["--fit", "cpu.cpi=0.2:20", "--fit", "workload.disk_visit_scale=0.001:1"]) == 0
     out = capsys.readouterr().out
     assert "held out" in out and "at most" in out and "cpu.cpi" in out
+    assert "] disk-rotation: " in out and "findings: " in out and " of 10\n" in out
 
 
 def test_tpcc_example_files_agree_with_the_packaged_tables():

@@ -154,3 +154,15 @@ def test_study_runs_small(capsys):
     assert study_main(["--small", "--cycles", "200000", "--slice", "50000"]) == 0
     out = capsys.readouterr().out
     assert "round-robin" in out and "perf" in out and "fair" in out
+    assert "] balance-set-ipc: " in out and out.rstrip().endswith("of 6")
+
+
+def test_study_writes_its_findings_and_refuses_to_overwrite(tmp_path, capsys):
+    path = tmp_path / "f.json"
+    path.write_text("mine")
+    assert study_main(["--small", "--cycles", "100000", "--slice", "50000", "--findings", str(path)]) == 2
+    assert "--findings" in capsys.readouterr().err and path.read_text() == "mine"
+    assert study_main(["--small", "--cycles", "100000", "--slice", "50000", "--findings", str(path), "--force"]) == 0
+    rows = json.loads(path.read_text())
+    assert [r["id"] for r in rows][:3] == ["reuse-model-accuracy", "balance-set-ipc", "balance-set-misses"]
+    assert all(r["verdict"] == "no" for r in rows if r["value"] is None)

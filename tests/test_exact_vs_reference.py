@@ -55,7 +55,7 @@ def test_mixed_networks_match_enumeration(seed):
     closed = random_closed_network(rng, 1 + seed % 2, max_states=800)
     stations = []
     loads = []
-    for k, st in enumerate(closed.stations):
+    for _k, st in enumerate(closed.stations):
         limit = 1.0 if st.kind == "queue" else (st.servers if st.kind == "multi" else
                                                  (st.capacity[-1] if st.kind == "ld" else 5.0))
         d_open = rng.uniform(0.05, 0.9) * limit / 2.0
@@ -87,5 +87,5 @@ def test_single_class_kernel_agrees_with_lattice_kernel(seed):
     plan = SolverPlan.of(net)
     fast, _ = _closed_lattice(plan)
     general, _ = _closed_lattice(plan, force_lattice=True)
-    for a, b in zip(fast, general):
+    for a, b in zip(fast, general, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)

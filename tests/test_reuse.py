@@ -61,7 +61,7 @@ def test_fenwick_equals_naive_stack(blocks, pieces):
     stack_d, time_d, distinct = naive(blocks)
     c = chunk(blocks)
     cuts = np.linspace(0, len(blocks), pieces + 1).astype(int)
-    p = reuse_profile([c.slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+    p = reuse_profile([c.slice(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=False)])
     assert p.cold == distinct
     assert p.stack_counts.tolist() == np.bincount(stack_d, minlength=distinct).tolist()[:max(distinct, 1)]
     assert p.time_counts[:16].sum() == sum(1 for d in time_d if d < 16)

@@ -56,7 +56,7 @@ def _random_workload(n_proc, n, seed, shared_words=64, private_words=256, shared
         sh = rng.random(n) < shared_frac
         addr = np.where(sh, 0x1000 + rng.integers(0, shared_words, n) * 4,
                         0x100000 + rng.integers(0, private_words, n) * 4)
-        traces[f"p{k}"] = [(int(o), int(a), size) for o, a in zip(op, addr)]
+        traces[f"p{k}"] = [(int(o), int(a), size) for o, a in zip(op, addr, strict=False)]
     names = tuple(traces)
     return _workload(traces, (SharedRange("shm", 0x1000, 0x1000 + 4 * shared_words, names),))
 
@@ -67,7 +67,7 @@ def _naive_lru(chunk, cache, block, assoc):
     n_sets = cache // (block * assoc)
     sets = [OrderedDict() for _ in range(n_sets)]
     refs = misses = 0
-    for a, s in zip(chunk.addr.tolist(), chunk.size.tolist()):
+    for a, s in zip(chunk.addr.tolist(), chunk.size.tolist(), strict=False):
         s = max(s, 1)
         for blk in range(a // block, (a + s - 1) // block + 1):
             refs += 1
@@ -173,7 +173,7 @@ GEOMETRIES = [(32768, 64, 8), (8192, 32, 2), (4096, 128, 1), (65536, 64, 4), (20
 def test_one_processor_equals_a_naive_lru_on_real_traces(trace):
     chunk = Chunk.concat(read_npz(DATA / f"{trace}.npz"))
     part = chunk.slice(0, 60_000)
-    wl = _workload({"p": list(zip(part.op.tolist(), part.addr.tolist(), part.size.tolist()))})
+    wl = _workload({"p": list(zip(part.op.tolist(), part.addr.tolist(), part.size.tolist(), strict=False))})
     for cache, block, assoc in GEOMETRIES[:3]:
         refs, misses = _naive_lru(part, cache, block, assoc)
         r = simulate_bus(wl, cpus=1, cache=cache, block=block, assoc=assoc, pages="identity")
@@ -183,7 +183,7 @@ def test_one_processor_equals_a_naive_lru_on_real_traces(trace):
 
 @pytest.mark.parametrize("trace", REAL_TRACES)
 def test_one_processor_equals_pycachesim_on_real_traces(trace):
-    cachesim = pytest.importorskip("cachesim")
+    import cachesim
     chunk = Chunk.concat(read_npz(DATA / f"{trace}.npz"))
     wl = trace_workload(DATA / f"{trace}.npz")
     for cache, block, assoc in GEOMETRIES:
@@ -192,7 +192,7 @@ def test_one_processor_equals_pycachesim_on_real_traces(trace):
         memory.load_to(l1)
         memory.store_from(l1)
         backend = l1.backend
-        for op, a, s in zip(chunk.op.tolist(), chunk.addr.tolist(), chunk.size.tolist()):
+        for op, a, s in zip(chunk.op.tolist(), chunk.addr.tolist(), chunk.size.tolist(), strict=False):
             # pycachesim 0.3.1: iterload keeps 64-bit addresses; a store hit does not refresh
             # LRU order, so a load goes first (write-allocate: the store then always hits)
             backend.iterload([a], max(s, 1))
@@ -303,7 +303,7 @@ def test_pscr_updates_instead_of_invalidating():
 
 
 def test_migratory_sharing_worked_check_mesi_vs_amsd():
-    # COHERENCE_SPEC §5.5: P0: R W; P1: R W; P0: R W; P1: R W on one word (pads keep lockstep)
+    # docs/coherence.md §5: P0: R W; P1: R W; P0: R W; P1: R W on one word (pads keep lockstep)
     pad0, pad1 = (1, PAD), (1, PAD + 0x10000)
     b = SHARED
     p0 = [(1, b), (2, b), pad0, pad0, (1, b), (2, b), pad0, pad0]
@@ -323,12 +323,12 @@ def test_migrated_process_rereading_private_data_is_passive_sharing():
     # only private data, more processes than processors: every invalidation is passive
     rng = np.random.default_rng(3)
     traces = {f"p{k}": [(int(o), 0x100000 + 4 * int(w)) for o, w in zip(rng.integers(1, 3, 20000),
-                                                                      rng.integers(0, 16, 20000))]
+                                                                      rng.integers(0, 16, 20000), strict=False)]
               for k in range(6)}
     wl = _workload(traces)
     res = {proto: simulate_bus(wl, cpus=4, cache=4096, block=32, assoc=2, protocol=proto, time_slice=300,
                            check=True).to_dict() for proto in ("mesi", "amsd", "pscr")}
-    for proto, d in res.items():
+    for _proto, d in res.items():
         assert d["misses_by_kind"]["true_sharing"] == d["misses_by_kind"]["false_sharing"] == 0
         assert d["migrations"] > 50
     passive_txn = {p: d["coherence_transactions_per_100_refs"]["by_class"]["passive_sharing"] for p, d in res.items()}
@@ -374,7 +374,7 @@ def test_stall_splits_into_stalling_transactions_and_store_buffer(protocol):
 
 
 def test_scalability_rule_on_the_spec_example():
-    # COHERENCE_SPEC §6: GSP(1..7) = 0.9 ... 4.7 -> N* = 5
+    # docs/coherence.md §6: GSP(1..7) = 0.9 ... 4.7 -> N* = 5
     table = {1: 0.9, 2: 1.75, 3: 2.55, 4: 3.3, 5: 3.95, 6: 4.4, 7: 4.7}
     n, seen = scalability(lambda k: table[k], limit=7)
     assert n == 5 and set(seen) == {1, 2, 3, 4, 5, 6}

@@ -28,7 +28,7 @@ def _process(name, refs):
 
 def _workload(*traces):
     names = tuple(f"p{i}" for i in range(len(traces)))
-    return Workload("hand", tuple(_process(n, t) for n, t in zip(names, traces)),
+    return Workload("hand", tuple(_process(n, t) for n, t in zip(names, traces, strict=False)),
                     (SharedRange("s", BASE, BASE + (1 << 20), names),))
 
 
@@ -205,3 +205,5 @@ def test_study_small_run(capsys):
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft,water", "--events", "100000"]) == 0
     out = capsys.readouterr().out
     assert "BO->BB" in out and "MVA against discrete-event simulation" in out
+    assert "] hlrc-synergy: " in out and "findings: " in out and " of 7\n" in out
+    assert "barnes not in this run" in out          # a finding it cannot measure stays, with the reason

@@ -239,8 +239,8 @@ def test_invariants(cpus, buses, disk_power, terminals, seek, mode):
 
 def test_more_terminals_more_throughput_and_slower_response():
     x = [_model(cpus=2, terminals=n).solve().outputs for n in (8, 16, 32, 48)]
-    assert all(b["throughput"] > a["throughput"] for a, b in zip(x, x[1:]))
-    assert all(b["response_time"] > a["response_time"] for a, b in zip(x, x[1:]))
+    assert all(b["throughput"] > a["throughput"] for a, b in zip(x, x[1:], strict=False))
+    assert all(b["response_time"] > a["response_time"] for a, b in zip(x, x[1:], strict=False))
 
 
 # --- five transaction classes --------------------------------------------------------------
@@ -401,29 +401,6 @@ def test_table13_sensitivity_is_out_of_reach_of_a_model_that_meets_table12():
     paper_gain = rows.loc["3072", "paper"] / rows.loc["5120", "paper"] - 1
     model_gain = rows.loc["3072", "model"] / rows.loc["5120", "model"] - 1
     assert paper_gain > 0.15 and abs(model_gain) < 0.01
-
-
-def test_readme_commands_run(capsys, monkeypatch, tmp_path):
-    """Every `mva solve data/...` line of the README runs and exits 0 (in a scratch folder,
-    so files it writes, like a plot, land there) and every Python block executes."""
-    import re
-    import shlex
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
-    monkeypatch.chdir(tmp_path)
-    commands = [line.split(" # ")[0].strip() for line in readme.splitlines()
-                if line.strip().startswith(("mva solve data/", "mva simulate ", "mva trace ", "mva calibrate "))]
-    assert len(commands) >= 7      # the tour; docs/guide.md's commands run in tests/test_guide.py
-    for command in commands:
-        argv = [os.path.join(root, a) if a.startswith("data/") else a
-                for a in shlex.split(command)[1:]]
-        assert main(argv) == 0, command
-    capsys.readouterr()
-    monkeypatch.chdir(root)
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    assert len(blocks) >= 2
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
 
 
 def test_paper_disk_names_map_to_model_disks():

@@ -214,8 +214,8 @@ def _snoop(b, p, txn, priv, mask, stamp, where, line_state, line_inv, used, pend
 
 @jit(inline=True)
 def _count_coherence(counts, ctype, affected, useful, private, kern):
-    """Classify a coherence transaction that reached ``affected`` copies (COHERENCE_SPEC
-    §5.4, the a-priori rule): passive on a private block; true if a reached copy had used
+    """Classify a coherence transaction that reached ``affected`` copies (docs/coherence.md
+    §5, the a-priori rule): passive on a private block; true if a reached copy had used
     one of the written words in its current lifetime; else false."""
     if affected > 0:
         cls = CL_PASSIVE if private else (CL_TRUE if useful else CL_FALSE)
@@ -260,7 +260,7 @@ def _next_turn(clock, n_active):
 
 @jit(inline=True)
 def _classify_miss(b, p, pid, slot, kern, owner, line_inv, newv, last_slice, cur_slice, counts):
-    """Count a miss by cause (COHERENCE_SPEC §5): a copy invalidated by coherence is a
+    """Count a miss by cause (docs/coherence.md §5): a copy invalidated by coherence is a
     passive-sharing miss on a private block and otherwise left pending until its
     lifetime shows true or false sharing (returns True then); a selective invalidation
     is a selective reload; else cold, context switch or replacement, from the slice in
@@ -357,7 +357,7 @@ def run(budget, buffers, blocks, caches, sharing, cpus, sched, proto, checker, a
     """Simulate until ``glob[G_REFS] == budget`` (returns RUN_DONE) or a running process
     needs more references (returns RUN_REFILL with the process in ``glob[G_OUT]``).
 
-    Timing (COHERENCE_SPEC §1.4): every reference costs ``cost[COST_CPU]`` cycles; a
+    Timing (docs/coherence.md §1.4): every reference costs ``cost[COST_CPU]`` cycles; a
     load or instruction-fetch miss stalls its processor until its bus transaction ends
     (FCFS bus, held for the transaction's full cost, Foglia, Giorgi & Prete Table 4); a
     store that needs the bus goes through a 2-entry store buffer and stalls only when

@@ -5,7 +5,7 @@ private caches (size, block, associativity; LRU; write-back; write-allocate) kep
 coherent by MESI, AMSD or PSCR (:mod:`calibration.protocols`) over a shared bus with
 Foglia et al. 2004, Table 4 costs, schedules processes in time slices (random or cache-affinity),
 translates virtual to physical pages, and classifies every miss and coherence
-transaction (COHERENCE_SPEC §5).  It returns a :class:`BusResult`: miss rate and
+transaction (docs/coherence.md §5).  It returns a :class:`BusResult`: miss rate and
 breakdown, coherence transactions per 100 references, bus and processor utilisation and
 the global system power GSP = sum of processor utilisations (Foglia et al. 2004, §4).
 
@@ -38,7 +38,7 @@ def bus_costs(block: int) -> dict:
 
     Bus transactions: Foglia et al. 2004, Table 4 (32-256 bytes), extended by its exact linear fit
     (memory-to-cache 64 + B/8, cache-to-cache 8 + B/8, update-block 4 + B/8;
-    COHERENCE_SPEC §1.3).  ``cpu``: processor cycles per reference when it hits.  Table 4
+    docs/coherence.md §1.3).  ``cpu``: processor cycles per reference when it hits.  Table 4
     gives 2 cycles for the read/write operation itself; the default 5 [REC] also counts
     the work between references and is derived from the seed's own operating point
     (§5.1.3: 8 processors, 2 MiB, 128-byte blocks: GSP 7, bus utilisation 43%, miss rate
@@ -328,6 +328,13 @@ def simulate_bus(workload: Workload, config: BusConfig | None = None, progress: 
     generator's run length); processes whose trace ends start it again.  Raises
     :class:`CoherenceViolation` in checking mode if the protocol ever lets a read see an
     old value.
+
+    Examples
+    --------
+    >>> from calibration.sim.synthetic import generate
+    >>> r = simulate_bus(generate("ec-server", references=100_000), cpus=2)
+    >>> r.references, round(r.gsp, 3)
+    (99996, 1.545)
     """
     import time
 
@@ -359,7 +366,7 @@ def simulate_bus(workload: Workload, config: BusConfig | None = None, progress: 
             raise CoherenceViolation(f"{cfg.protocol}: {what} at reference {int(m.glob[K.G_ERROR_REF])}")
     finally:
         bar.close()
-    counts = dict(zip(COUNTER_NAMES, (int(c) for c in m.counts)))
+    counts = dict(zip(COUNTER_NAMES, (int(c) for c in m.counts), strict=False))
     # lifetimes still open at the end: their invalidation misses were false sharing
     nb = m.blocks.count
     open_pending = m.per_block["pending"][:nb].astype(np.int64)

@@ -126,14 +126,14 @@ class ThreadTraces:
     instructions: np.ndarray = field(repr=False)
 
     @staticmethod
-    def of(names, gaps, blocks) -> "ThreadTraces":
+    def of(names, gaps, blocks) -> ThreadTraces:
         """Concatenate per-thread ``gaps`` and ``blocks`` arrays."""
         length = np.array([g.shape[0] for g in gaps], np.int64)
         return ThreadTraces(tuple(names), np.concatenate(gaps), np.concatenate(blocks),
                             np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64), length,
                             np.array([g.sum(dtype=np.int64) for g in gaps], np.int64))
 
-    def subset(self, threads) -> "ThreadTraces":
+    def subset(self, threads) -> ThreadTraces:
         """The traces of ``threads`` (indices) only, in that order."""
         cut = [slice(self.start[t], self.start[t] + self.length[t]) for t in threads]
         return ThreadTraces.of([self.names[t] for t in threads], [self.gap[c] for c in cut],

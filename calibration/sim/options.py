@@ -18,7 +18,11 @@ KINDS = ("int", "float", "size", "choice", "flag")
 
 
 def parse_size(text) -> int:
-    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units)."""
+    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units).
+
+    >>> parse_size("2MiB"), parse_size("64k"), size_label(49152)
+    (2097152, 65536, '48 KiB')
+    """
     if isinstance(text, (int, np.integer)):
         return int(text)
     s = str(text).strip()

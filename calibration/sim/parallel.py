@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

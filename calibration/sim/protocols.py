@@ -1,7 +1,7 @@
 """Snooping coherence protocols as explicit state tables: MESI, AMSD and PSCR.
 
 Each protocol is written below as two readable tables, exactly as in
-``shared/design/COHERENCE_SPEC.md`` §2-§4, and compiled once into dense ``int8`` arrays
+``docs/coherence.md`` §2-§4, and compiled once into dense ``int8`` arrays
 that the simulator kernel indexes; the kernel itself knows no protocol.
 
 * Processor side: ``(state, access, private) -> bus transaction`` and, given the snoop
@@ -13,9 +13,9 @@ that the simulator kernel indexes; the kernel itself knows no protocol.
 Sources: MESI as the Pentium Pro flavour (Shanley 1999, Foglia et al. 2004, ref. [45]; only a dirty
 holder supplies cache-to-cache, memory updated when ``M`` supplies a read);
 AMSD after Cox & Fowler 1993 / Stenström et al. 1993 with the bus-side state set of
-COHERENCE_SPEC §3.2 (``S2``, ``MC``, ``MD``: our reconstruction); PSCR after Giorgi &
+docs/coherence.md §3 (``S2``, ``MC``, ``MD``: our reconstruction); PSCR after Giorgi &
 Prete 1999 as the Dragon-with-Invalid write-update set plus the selective-invalidation
-(``PRIV``) line of Foglia et al. 2004, §2 (COHERENCE_SPEC §4, reconstructed).
+(``PRIV``) line of Foglia et al. 2004, §2 (docs/coherence.md §4, reconstructed).
 """
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def _compile(name, processor, outcomes, snoop, uses_private_line, states):
 
 C = INV_COHERENCE
 
-# --- MESI (COHERENCE_SPEC §2) --------------------------------------------------------
+# --- MESI (docs/coherence.md §2) --------------------------------------------------------
 _MESI = _compile(
     "mesi",
     processor={(I, READ, "*"): RB, (I, WRITE, "*"): RIB,
@@ -153,7 +153,7 @@ _MESI = _compile(
            (M, RB, "*"): (S, SH | DI, 1, 1, 0), (M, RIB, "*"): (I, DI, 1, 0, C)},
     uses_private_line=False, states=(I, S, E, M))
 
-# --- AMSD (COHERENCE_SPEC §3.2-3.5) --------------------------------------------------
+# --- AMSD (docs/coherence.md §3) --------------------------------------------------
 _AMSD = _compile(
     "amsd",
     processor={(I, READ, "*"): RB, (I, WRITE, "*"): RIB,
@@ -181,7 +181,7 @@ _AMSD = _compile(
            (MD, RIB, "*"): (I, DI | MIG, 1, 0, C)},
     uses_private_line=False, states=(I, S, E, M, S2, MC, MD))
 
-# --- PSCR (COHERENCE_SPEC §4.2-4.4; M plays Dragon's Dirty) --------------------------
+# --- PSCR (docs/coherence.md §4; M plays Dragon's Dirty) --------------------------
 L = INV_SELECTIVE
 _PSCR = _compile(
     "pscr",

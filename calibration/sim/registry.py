@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from . import bus, ccnuma, cmt, svm
 from .options import Option, options

@@ -30,7 +30,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 from mva.jit import jit
@@ -64,11 +64,11 @@ class Chunk:
     def __len__(self) -> int:
         return int(self.op.shape[0])
 
-    def slice(self, start: int, stop: int | None = None) -> "Chunk":
+    def slice(self, start: int, stop: int | None = None) -> Chunk:
         return Chunk(self.op[start:stop], self.addr[start:stop], self.size[start:stop], self.kernel[start:stop])
 
     @staticmethod
-    def concat(chunks) -> "Chunk":
+    def concat(chunks) -> Chunk:
         chunks = list(chunks)
         return Chunk(*(np.concatenate([getattr(c, f) for c in chunks]) for f in ("op", "addr", "size", "kernel")))
 
@@ -381,7 +381,7 @@ def write_npz(path, chunks, compress: bool = True) -> int:
         total = 0
         try:
             for c in chunks:
-                for n, dt in zip(names, dtypes):
+                for n, dt in zip(names, dtypes, strict=False):
                     raw[n].write(np.ascontiguousarray(getattr(c, n), dtype=dt).tobytes())
                 total += len(c)
         finally:
@@ -389,7 +389,7 @@ def write_npz(path, chunks, compress: bool = True) -> int:
                 fh.close()
         mode = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
         with zipfile.ZipFile(path, "w", mode) as zf:
-            for n, dt in zip(names, dtypes):
+            for n, dt in zip(names, dtypes, strict=False):
                 with zf.open(f"{n}.npy", "w", force_zip64=True) as out:
                     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dt)), "fortran_order": False,
                               "shape": (total,)}

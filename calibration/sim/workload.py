@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from mva.errors import ModelError
+from mva.tomlcompat import tomllib
 
 from .traces import Chunk, TraceError, npz_length, read_trace
 
@@ -127,10 +128,6 @@ def trace_workload(path, fmt: str | None = None, name: str | None = None) -> Wor
 
 def read_manifest(path) -> Workload:
     """Load a workload manifest (TOML, see the module docstring)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib
     path = Path(path)
     try:
         doc = tomllib.loads(path.read_text())
@@ -140,54 +137,58 @@ def read_manifest(path) -> Workload:
     if unknown:
         raise ModelError(f"{path}", f"unknown key(s) {', '.join(sorted(unknown))}; expected name, process, "
                                     "shared, references, description")
-    procs = []
     for key in ("process", "shared"):
         if not isinstance(doc.get(key, []), list) or not all(isinstance(e, dict) for e in doc.get(key, [])):
             raise ModelError(key, f"must be a list of tables ([[{key}]] in TOML)")
-    for k, entry in enumerate(doc.get("process", [])):
-        where = f"process[{k}]"
-        for key in ("name", "trace", "format"):
-            if key in entry and not isinstance(entry[key], str):
-                raise ModelError(f"{where}.{key}", f"must be a string, got {entry[key]!r}")
-        extra = set(entry) - {"name", "trace", "format"}
-        if extra:
-            raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, trace, format")
-        if entry.get("format") not in (None, "lackey", "din", "npz"):
-            raise ModelError(f"{where}.format", f"unknown format {entry['format']!r}; choose lackey, din or npz")
-        if "trace" not in entry:
-            raise ModelError(f"{where}.trace", "missing (a lackey, din or npz file)")
-        trace = (path.parent / entry["trace"]).resolve()
-        fmt = entry.get("format")
-        if not trace.is_file():
-            raise ModelError(f"{where}.trace", f"no such file: {trace}")
-        try:
-            read_trace(trace, fmt)
-        except TraceError as exc:
-            raise ModelError(f"{where}.trace", exc.problem) from None
-        procs.append(Process(str(entry.get("name", trace.stem)),
-                             (lambda t=trace, f=fmt: read_trace(t, f)), _trace_length(trace, fmt)))
+    procs = [_manifest_process(path, f"process[{k}]", entry) for k, entry in enumerate(doc.get("process", []))]
     if not procs:
         raise ModelError(f"{path}", "a manifest needs at least one [[process]] with a trace")
     names = tuple(p.name for p in procs)
-    shared = []
-    for k, entry in enumerate(doc.get("shared", [])):
-        where = f"shared[{k}]"
-        extra = set(entry) - {"name", "start", "end", "processes", "kernel"}
-        if extra:
-            raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end, "
-                                    "processes, kernel")
-        for key in ("start", "end"):
-            if not isinstance(entry.get(key), int) or isinstance(entry[key], bool) or not 0 <= entry[key] < 2 ** 64:
-                raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
-        members = entry.get("processes", "all")
-        if members != "all" and (not isinstance(members, list) or not all(m in names for m in members)):
-            raise ModelError(f"{where}.processes", f"unknown process in {members!r}: must be \"all\" or a list "
-                                                   f"of process names ({', '.join(names)})")
-        members = names if members == "all" else tuple(members)
-        shared.append(SharedRange(str(entry.get("name", f"range{k}")), int(entry["start"]), int(entry["end"]),
-                                  members, bool(entry.get("kernel", False))))
+    shared = [_manifest_range(f"shared[{k}]", k, entry, names) for k, entry in enumerate(doc.get("shared", []))]
     refs = doc.get("references")
     if refs is not None and (not isinstance(refs, int) or refs <= 0):
         raise ModelError("references", "must be a positive integer")
     return Workload(str(doc.get("name", path.stem)), tuple(procs), tuple(shared), refs,
                     str(doc.get("description", "")))
+
+
+def _manifest_process(path: Path, where: str, entry: dict) -> Process:
+    """One ``[[process]]`` table: its trace (relative to the manifest) checked readable."""
+    for key in ("name", "trace", "format"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ModelError(f"{where}.{key}", f"must be a string, got {entry[key]!r}")
+    extra = set(entry) - {"name", "trace", "format"}
+    if extra:
+        raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, trace, format")
+    if entry.get("format") not in (None, "lackey", "din", "npz"):
+        raise ModelError(f"{where}.format", f"unknown format {entry['format']!r}; choose lackey, din or npz")
+    if "trace" not in entry:
+        raise ModelError(f"{where}.trace", "missing (a lackey, din or npz file)")
+    trace = (path.parent / entry["trace"]).resolve()
+    fmt = entry.get("format")
+    if not trace.is_file():
+        raise ModelError(f"{where}.trace", f"no such file: {trace}")
+    try:
+        read_trace(trace, fmt)
+    except TraceError as exc:
+        raise ModelError(f"{where}.trace", exc.problem) from None
+    return Process(str(entry.get("name", trace.stem)), (lambda t=trace, f=fmt: read_trace(t, f)),
+                   _trace_length(trace, fmt))
+
+
+def _manifest_range(where: str, k: int, entry: dict, names: tuple) -> SharedRange:
+    """One ``[[shared]]`` table: byte addresses and member processes checked."""
+    extra = set(entry) - {"name", "start", "end", "processes", "kernel"}
+    if extra:
+        raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end, "
+                                "processes, kernel")
+    for key in ("start", "end"):
+        if not isinstance(entry.get(key), int) or isinstance(entry[key], bool) or not 0 <= entry[key] < 2 ** 64:
+            raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
+    members = entry.get("processes", "all")
+    if members != "all" and (not isinstance(members, list) or not all(m in names for m in members)):
+        raise ModelError(f"{where}.processes", f"unknown process in {members!r}: must be \"all\" or a list "
+                                               f"of process names ({', '.join(names)})")
+    members = names if members == "all" else tuple(members)
+    return SharedRange(str(entry.get("name", f"range{k}")), int(entry["start"]), int(entry["end"]), members,
+                       bool(entry.get("kernel", False)))

@@ -7,7 +7,8 @@ remote-read response, input-buffer queueing, relative to first-touch without pro
 on infinite buffers), its findings with our numbers, and the ``ccnuma`` queueing model
 against the simulator (execution time, remote-read response, ranking).
 
-``python -m calibration.studies.ccnuma [--small] [--nodes 64] [--kernels ge,...] [--csv FILE [--force]]``
+``python -m calibration.studies.ccnuma [--small] [--nodes 64] [--kernels ge,...] [--csv FILE] [--findings FILE]
+[--processes N | --workers N | --scheduler ADDR] [--force]``
 """
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ import pandas as pd
 from ..profiles.ccnuma import model_values
 from ..sim.ccnuma import CCNUMAConfig, simulate_ccnuma
 from ..sim.parallel import CCNUMA_KERNELS, parallel_kernel
-from .cli import run_study, study_parser
+from .cli import report_findings, run_study, runs_options, study_parser
+from .executor import run_all
+from .findings import Claim, judge
 
-__all__ = ["CASES", "study", "findings", "main"]
+__all__ = ["CASES", "CLAIMS", "study", "findings", "main"]
 
 #: (buffers, placement, proxies) in the order of the paper's Table 1.4
 CASES = tuple((buf, pl, px) for buf, options in ((None, ("none", "basic")), (8, ("none", "basic", "reactive")))
@@ -29,29 +32,14 @@ CASES = tuple((buf, pl, px) for buf, options in ((None, ("none", "basic")), (8, 
 SMALL = {"ge": 64, "ocean-contig": 192, "ocean-noncontig": 192, "transpose": 256}
 
 
-def study(nodes: int = 64, small: bool = False, kernels=CCNUMA_KERNELS, progress=None) -> pd.DataFrame:
+def study(nodes: int = 64, small: bool = False, kernels=CCNUMA_KERNELS, progress=None, **runs) -> pd.DataFrame:
     """One row per kernel and case: the simulator's outputs, the model's predictions,
-    and both relative to first-touch without proxies on infinite buffers."""
-    from models.ccnuma import CCNUMA
-
-    rows = []
-    for kernel in kernels:
-        wl = parallel_kernel(kernel, processes=nodes, size=SMALL[kernel] if small else None)
-        for buf, placement, proxies in CASES:
-            r = simulate_ccnuma(wl, CCNUMAConfig(placement=placement, proxies=proxies, buffer=buf))
-            m = CCNUMA(model_values(r)).solve().outputs
-            d = r.to_dict()
-            rows.append({"kernel": kernel, "buffers": "infinite" if buf is None else "finite",
-                         "placement": "ft" if placement == "first-touch" else "rr", "proxies": proxies,
-                         "execution_cycles": r.execution_cycles, "messages": d["messages"],
-                         "remote_read_response": r.remote_read_response_cycles,
-                         "buffer_queueing": r.input_buffer_queueing_cycles, "bounces": d["bounces"],
-                         "proxy_reads": d["proxy_reads"], "hot_node": d["hot_node"],
-                         "model_execution_cycles": m["execution_cycles"],
-                         "model_remote_read_response": m["remote_read_response_cycles"],
-                         "model_hot_node": m["hot_node"], "references": d["references"], "seconds": r.seconds})
-            if progress:
-                progress(rows[-1])
+    and both relative to first-touch without proxies on infinite buffers.  ``runs``:
+    where the runs go (:func:`calibration.studies.executor.run_all`); the rows are the
+    same whichever runs them."""
+    tasks = [(_run, (kernel, nodes, SMALL[kernel] if small else None, buf, placement, proxies))
+             for kernel in kernels for buf, placement, proxies in CASES]
+    rows = run_all(tasks, progress=progress, **runs)
     frame = pd.DataFrame(rows)
     base = frame[(frame.buffers == "infinite") & (frame.placement == "ft") & (frame.proxies == "none")]
     base = base.set_index("kernel")
@@ -63,49 +51,107 @@ def study(nodes: int = 64, small: bool = False, kernels=CCNUMA_KERNELS, progress
     return frame
 
 
+def _run(kernel: str, nodes: int, size, buf, placement: str, proxies: str) -> dict:
+    """One simulator run and the model calibrated from it, as a row (a task of the executor)."""
+    from models.ccnuma import CCNUMA
+
+    r = simulate_ccnuma(parallel_kernel(kernel, processes=nodes, size=size),
+                        CCNUMAConfig(placement=placement, proxies=proxies, buffer=buf))
+    m = CCNUMA(model_values(r)).solve().outputs
+    d = r.to_dict()
+    return {"kernel": kernel, "buffers": "infinite" if buf is None else "finite",
+            "placement": "ft" if placement == "first-touch" else "rr", "proxies": proxies,
+            "execution_cycles": r.execution_cycles, "messages": d["messages"],
+            "remote_read_response": r.remote_read_response_cycles, "buffer_queueing": r.input_buffer_queueing_cycles,
+            "bounces": d["bounces"], "proxy_reads": d["proxy_reads"], "hot_node": d["hot_node"],
+            "model_execution_cycles": m["execution_cycles"], "model_remote_read_response": m["remote_read_response_cycles"],
+            "model_hot_node": m["hot_node"], "references": d["references"], "seconds": r.seconds}
+
+
 def _cell(frame, kernel, buffers, placement, proxies, col="execution_cycles"):
     sel = frame[(frame.kernel == kernel) & (frame.buffers == buffers) & (frame.placement == placement)
                 & (frame.proxies == proxies)]
     return float(sel[col].iloc[0])
 
 
-def findings(frame: pd.DataFrame) -> list[str]:
-    """The paper's findings, each with our numbers and whether it holds."""
-    out = []
+PAPER = "Talbot & Kelly, Stable performance for cc-NUMA using first touch and reactive proxies, 1999"
+HALF = "the paper's value +-50% of the effect"
+
+#: The paper's findings (§1.5, 64 nodes, its seven SPLASH-2 programs) and the bands that
+#: count as the same magnitude, written before any run.  Times are execution cycles of the
+#: parallel phase; "ft"/"rr" first-touch/round-robin placement.
+CLAIMS = (
+    Claim("ge-rr-faster", PAPER, "§1.5.1, Fig. 1.5", "Without proxies, GE runs 7.3% faster with round-robin "
+          "than with first-touch placement", "1 - time(rr) / time(ft), no proxies, infinite buffers", 0.073,
+          (0.0365, 0.1095), HALF),
+    Claim("ge-rr-messages", PAPER, "§1.5.1, Fig. 1.6", "Round-robin raises GE's messages by nearly 10%",
+          "messages(rr) / messages(ft) - 1, no proxies, infinite buffers", 0.10, (0.05, 0.15), HALF),
+    Claim("ge-rr-response", PAPER, "§1.5.1, Fig. 1.7", "Round-robin improves GE's remote-read response by 19%",
+          "1 - response(rr) / response(ft), no proxies, infinite buffers", 0.19, (0.095, 0.285), HALF),
+    Claim("ge-proxies-gain", PAPER, "§1.5.1, Fig. 1.5", "With basic proxies both placements run GE more than 27% "
+          "faster than first-touch without proxies", "1 - max(time(ft+basic), time(rr+basic)) / time(ft), infinite "
+          "buffers", 0.27, (0.27, 0.54), "the paper gives a lower bound: from it to twice it"),
+    Claim("ocean-contig-rr-slower", PAPER, "§1.5.1, Fig. 1.5", "Round-robin makes Ocean-Contig nearly 19% slower "
+          "than first-touch", "time(rr) / time(ft) - 1, no proxies, infinite buffers", 0.19, (0.095, 0.285), HALF),
+    Claim("finite-favours-ft", PAPER, "§1.5.2, Fig. 1.8", "With finite buffers round-robin is slower than "
+          "first-touch for six of the seven programs", "share of kernels with time(rr) > time(ft), no proxies, "
+          "finite buffers", 6 / 7, (0.75, 1.0), "most programs: at least three in four", neutral=0.5),
+    Claim("ge-finite-rr-gain", PAPER, "§1.5.2", "With finite buffers GE's gain from round-robin is cut to 1.2%",
+          "1 - time(rr) / time(ft), no proxies, finite buffers", 0.012, (0.006, 0.018), HALF),
+    Claim("ge-reactive-gain", PAPER, "§1.5.2, Fig. 1.8", "Reactive proxies with first-touch run GE 22.2% faster",
+          "1 - time(ft+reactive) / time(ft), finite buffers", 0.222, (0.111, 0.333), HALF),
+    Claim("ft-reactive-best", PAPER, "§1.5.2", "First-touch with reactive proxies is the fastest option for six "
+          "of the seven programs", "share of kernels where ft+reactive is fastest of the finite-buffer options",
+          6 / 7, (0.75, 1.0), "most programs: at least three in four", neutral=0.5),
+    Claim("ft-reactive-stable", PAPER, "§1.5.2, §1.7", "First-touch with reactive proxies is always faster than "
+          "either placement without proxies", "share of kernels with time(ft+reactive) < min(time(ft), time(rr)), "
+          "finite buffers", 1.0, (1.0, 1.0), "'always': every kernel", neutral=0.5),
+)
+
+
+def findings(frame: pd.DataFrame) -> list:
+    """The paper's findings with our values and verdicts (:func:`calibration.studies.findings.judge`)."""
+    return judge(CLAIMS, _measure(frame))
+
+
+def _measure(frame: pd.DataFrame) -> dict:
     kernels = list(dict.fromkeys(frame.kernel))
-
-    def ok(flag):
-        return "reproduced" if flag else "NOT reproduced"
-
+    cell = lambda k, buf, pl, px, col="execution_cycles": _cell(frame, k, buf, pl, px, col)  # noqa: E731
+    out = {}
+    missing = "not measured: kernel {} not in this run"
     if "ge" in kernels:
-        ft, rr = (_cell(frame, "ge", "infinite", pl, "none") for pl in ("ft", "rr"))
-        best = min(_cell(frame, "ge", "infinite", pl, "basic") for pl in ("ft", "rr"))
-        out.append(f"GE favours round-robin without proxies (paper: 7.3% faster): rr {100 * (1 - rr / ft):+.1f}% "
-                   f"against ft; {ok(rr < ft)}")
-        out.append(f"GE gains most from proxies (paper: > 27% over ft without): {100 * (1 - best / ft):.1f}%; "
-                   f"{ok(1 - best / ft > 0.27)}")
-    if "ocean-contig" in kernels:
-        ft, rr = (_cell(frame, "ocean-contig", "infinite", pl, "none") for pl in ("ft", "rr"))
-        out.append(f"Ocean-contiguous favours first-touch, round-robin hurts it (paper: ~19%): rr "
-                   f"{100 * (rr / ft - 1):+.1f}%; {ok(rr > ft)}")
-    fin = [(k, _cell(frame, k, "finite", "ft", "none"), _cell(frame, k, "finite", "rr", "none")) for k in kernels]
-    better = [k for k, ft, rr in fin if ft <= rr]
-    out.append(f"Finite buffers favour first-touch (paper: 6 of 7): ft at least as fast as rr on {len(better)} of "
-               f"{len(fin)} ({', '.join(f'{k} rr {100 * (rr / ft - 1):+.1f}%' for k, ft, rr in fin)}); "
-               f"{ok(len(better) * 2 > len(fin))}")
-    lines = []
-    stable = True
+        ft, rr = cell("ge", "infinite", "ft", "none"), cell("ge", "infinite", "rr", "none")
+        out["ge-rr-faster"] = 1 - rr / ft
+        out["ge-rr-messages"] = (cell("ge", "infinite", "rr", "none", "messages")
+                                 / cell("ge", "infinite", "ft", "none", "messages") - 1)
+        out["ge-rr-response"] = 1 - (cell("ge", "infinite", "rr", "none", "remote_read_response")
+                                     / cell("ge", "infinite", "ft", "none", "remote_read_response"))
+        out["ge-proxies-gain"] = 1 - max(cell("ge", "infinite", pl, "basic") for pl in ("ft", "rr")) / ft
+        fin = cell("ge", "finite", "ft", "none")
+        out["ge-finite-rr-gain"] = 1 - cell("ge", "finite", "rr", "none") / fin
+        out["ge-reactive-gain"] = 1 - cell("ge", "finite", "ft", "reactive") / fin
+    else:
+        out.update({k: (None, missing.format("ge")) for k in ("ge-rr-faster", "ge-rr-messages", "ge-rr-response",
+                                                               "ge-proxies-gain", "ge-finite-rr-gain",
+                                                               "ge-reactive-gain")})
+    out["ocean-contig-rr-slower"] = (cell("ocean-contig", "infinite", "rr", "none")
+                                     / cell("ocean-contig", "infinite", "ft", "none") - 1
+                                     if "ocean-contig" in kernels else (None, missing.format("ocean-contig")))
+    note = f"our kernels: {', '.join(kernels)}, not the paper's seven programs"
+    slower = [k for k in kernels if cell(k, "finite", "rr", "none") > cell(k, "finite", "ft", "none")]
+    out["finite-favours-ft"] = (len(slower) / len(kernels), f"{note}; rr slower on {', '.join(slower) or 'none'}")
+    best, stable = [], []
     for k in kernels:
         sub = frame[(frame.kernel == k) & (frame.buffers == "finite")]
-        ftr = _cell(frame, k, "finite", "ft", "reactive")
-        worst_plain = max(_cell(frame, k, "finite", pl, "none") for pl in ("ft", "rr"))
-        best_plain = min(_cell(frame, k, "finite", pl, "none") for pl in ("ft", "rr"))
-        rank = int((sub.execution_cycles < ftr).sum()) + 1
-        stable &= ftr <= 1.05 * best_plain
-        lines.append(f"{k} rank {rank} of {len(sub)}, {100 * (ftr / best_plain - 1):+.1f}% vs the better placement "
-                     f"without proxies, {100 * (ftr / worst_plain - 1):+.1f}% vs the worse")
-    out.append("First-touch with reactive proxies is best or near best and never much worse than either placement "
-               f"without proxies (finite buffers): {'; '.join(lines)}; {ok(stable)}")
+        ftr = cell(k, "finite", "ft", "reactive")
+        if ftr <= sub.execution_cycles.min():
+            best.append(k)
+        if ftr < min(cell(k, "finite", pl, "none") for pl in ("ft", "rr")):
+            stable.append(k)
+    out["ft-reactive-best"] = (len(best) / len(kernels), f"{note}; fastest on {', '.join(best) or 'none'}")
+    out["ft-reactive-stable"] = (len(stable) / len(kernels),
+                                 f"{note}; faster than both on {', '.join(stable) or 'none'} (where reactive proxies "
+                                 "never act, the time equals ft without proxies)")
     return out
 
 
@@ -124,7 +170,7 @@ def main(argv=None) -> int:
 
 def _report(args, kernels):
     t0 = time.perf_counter()
-    frame = study(args.nodes, args.small, kernels)
+    frame = study(args.nodes, args.small, kernels, **runs_options(args))
     refs = frame.references.sum()
     print(f"{args.nodes} nodes; {len(frame)} runs, {refs:,} references simulated in "
           f"{time.perf_counter() - t0:.1f} s\n")
@@ -138,7 +184,8 @@ def _report(args, kernels):
         wide = frame.pivot_table(index="kernel", columns=["buffers", "case"], values=col, sort=False)
         print(title)
         print(wide.round(1).to_string(), "\n")
-    print("\n".join(findings(frame)), "\n")
+    report_findings(findings(frame), args, "Findings against the paper")
+    print()
     agree = _ranks_agree(frame)
     print("The ccnuma queueing model against the simulator")
     show = frame[["kernel", "buffers", "case", "execution_cycles", "model_execution_cycles",

@@ -1,46 +1,81 @@
-"""The command line the parallel-machine studies share (``python -m calibration.studies.svm``,
-``python -m calibration.studies.ccnuma``): ``--nodes``, ``--small``, ``--kernels``,
-``--csv`` (and a study's own files) never written over an existing file without
-``--force``, and bad input as one line with exit status 2."""
+"""The command line every study shares.
+
+* ``--findings FILE``: the paper's findings as JSON rows (:mod:`.findings`), beside the
+  table every study prints;
+* ``--processes N``, ``--workers N``, ``--scheduler ADDR``: where the study's independent
+  simulator runs go (:mod:`.executor`: local processes by default, one process with
+  ``--processes 1``, a Dask cluster with the other two), with identical results;
+* for the parallel-machine studies, ``--nodes``, ``--small``, ``--kernels`` and ``--csv``.
+
+No output file is written over without ``--force``.  Exit status: 0 when the study ran,
+whatever its findings' verdicts (a finding that does not reproduce is a result, not an
+error); 2 for bad input, with one line naming the option.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from mva.errors import ModelError
 from mva.output import refuse_overwrite
 
-__all__ = ["study_parser", "run_study"]
+from .findings import format_findings, write_findings
+
+__all__ = ["study_parser", "run_study", "add_study_options", "report_findings", "runs_options"]
+
+
+def add_study_options(parser: argparse.ArgumentParser, runs: bool = True) -> argparse.ArgumentParser:
+    """``--findings``, ``--force`` and (``runs``) the executor's options on ``parser``."""
+    parser.add_argument("--findings", metavar="FILE", help="write the findings against the paper to FILE (JSON)")
+    parser.add_argument("--force", action="store_true", help="overwrite output files that exist")
+    if runs:
+        parser.add_argument("--processes", type=int, metavar="N",
+                            help="local processes for the simulator runs (default: one per core; 1: this one)")
+        parser.add_argument("--workers", type=int, metavar="N", help="run them on a local Dask cluster of N workers")
+        parser.add_argument("--scheduler", metavar="ADDRESS", help="run them on the Dask scheduler at ADDRESS")
+    return parser
+
+
+def runs_options(args) -> dict:
+    """The executor's keywords from parsed arguments."""
+    return {"processes": args.processes, "workers": args.workers, "scheduler": args.scheduler}
 
 
 def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentParser:
-    """A parser with the shared options; a study adds its own before :func:`run_study`."""
+    """A parallel-machine study's parser; a study adds its own options before :func:`run_study`."""
     p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     p.add_argument("--nodes", type=int, default=nodes)
     p.add_argument("--small", action="store_true", help="small kernels (a test-sized run)")
     p.add_argument("--kernels", default=",".join(kernels), help="comma-separated: " + ", ".join(kernels))
     p.add_argument("--csv", metavar="FILE", help="write every row to FILE")
-    p.add_argument("--force", action="store_true", help="overwrite output files that exist")
-    return p
+    return add_study_options(p)
 
 
-def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable, files=("csv",)) -> int:
+def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable, files=("csv", "findings")) -> int:
     """Parse ``argv``, check the kernels against ``kernels`` and the output ``files``
     (option names) against existing files, then ``body(args, kernels)``; 0, or 2 with
     one line naming the field."""
     args = parser.parse_args(argv)
     try:
-        chosen = [k.strip() for k in args.kernels.split(",") if k.strip()]
+        chosen = [k.strip() for k in args.kernels.split(",") if k.strip()] if kernels else []
         bad = [k for k in chosen if k not in kernels]
-        if bad or not chosen:
+        if kernels and (bad or not chosen):
             raise ModelError("--kernels", f"unknown kernel(s) {', '.join(bad) or '(none given)'}; choose from "
                                           + ", ".join(kernels))
         for name in files:
-            if getattr(args, name):
+            if getattr(args, name, None):
                 refuse_overwrite(getattr(args, name), args.force, f"--{name}")
         body(args, chosen)
     except ModelError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def report_findings(rows, args, title: str) -> None:
+    """Print the findings table (FINDINGS.md format) and write ``--findings`` if given."""
+    print(format_findings(rows, title))
+    if getattr(args, "findings", None):
+        write_findings(rows, args.findings)
+        print(f"wrote {args.findings}")

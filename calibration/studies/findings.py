@@ -103,7 +103,8 @@ def judge(claims, measured: dict) -> list[Finding]:
         value = None if value is None else float(value)
         v = verdict(claim, value)
         if v != "yes" and not note:
-            note = (f"{value:.4g} is outside the band [{claim.band[0]:.4g}, {claim.band[1]:.4g}]" if v == "partly"
+            note = ("no value: not measured" if value is None or not math.isfinite(value)
+                    else f"{value:.4g} is outside the band [{claim.band[0]:.4g}, {claim.band[1]:.4g}]" if v == "partly"
                     else f"{value:.4g} is not on the paper's side of {claim.neutral:g}")
         rows.append(Finding(claim.id, claim.paper, claim.source, claim.statement, claim.metric, claim.paper_value,
                             list(claim.band), claim.why_band, value, v, note))

@@ -37,7 +37,7 @@ def validate(workload, protocols=("mesi", "amsd", "pscr"), schedulers=("random",
         for scheduler in schedulers:
             sims: dict[int, BusResult] = {}
 
-            def run(n):
+            def run(n, sims=sims, protocol=protocol, scheduler=scheduler):
                 if n not in sims:
                     sims[n] = simulate_bus(workload, BusConfig(cpus=n, protocol=protocol, scheduler=scheduler,
                                                                  **config), progress=progress)

@@ -28,7 +28,7 @@ def main(argv=None) -> int:
 
     base = TPCCSMP.from_values(data.configuration_values("C1"))
     table10 = data.published_tpmc().query("table == 10")
-    paper = {int(c): float(t) for c, t in zip(table10.cpus, table10.tpmC)}     # Du & Zhang (2001) Table 10
+    paper = {int(c): float(t) for c, t in zip(table10.cpus, table10.tpmC, strict=False)}     # Du & Zhang (2001) Table 10
     ref = gsp_by_jobs(1, 1, args.references_per_job)[0]
     print(f"CPU centre from the simulator (DB preset, {args.references_per_job:,} references per process); "
           f"GSP(1, 1) = {ref:.3f}")
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     fit = least_squares(lambda x: tpmc(x[0]) / target - 1, [0.5], bounds=([1e-3], [10.0]))
     err = tpmc(fit.x[0]) / target - 1
     print(f"\nwith the simulator's shape and the speed fitted to Table 10 (mu scaled by {fit.x[0]:.3f}):")
-    for (k, e), t in zip(zip(tables, err), tpmc(fit.x[0])):
+    for (k, e), t in zip(zip(tables, err, strict=False), tpmc(fit.x[0]), strict=False):
         print(f"  {k} CPUs: tpmC {t:.1f} (paper {paper[k]}), error {100 * e:+.1f}%")
     print(f"  mean |error| {100 * np.abs(err).mean():.1f}%, max {100 * np.abs(err).max():.1f}% (in-sample: 1 "
           f"parameter, 4 points)")

@@ -89,7 +89,7 @@ class CMTCore(ParameterisedModel):
             raise ModelError("threads.core", f"a thread is on core {max(self.values['threads.core'])}, the chip "
                                              f"has cores 0..{self.values['cores'] - 1}")
         v = self.values
-        for i, (f, m1, m2) in enumerate(zip(*(v[f"threads.{k}"] for k in THREAD_LISTS))):
+        for i, (_f, m1, m2) in enumerate(zip(*(v[f"threads.{k}"] for k in THREAD_LISTS), strict=False)):
             if m2 > m1 + 1e-12:
                 raise ModelError(f"threads.l2_misses[{i}]", f"{m2:g} exceeds the thread's L1 misses {m1:g}: an L2 "
                                                             "miss is an L1 miss first")
@@ -120,5 +120,5 @@ class CMTCore(ParameterisedModel):
         outputs = {"ipc": float(x.sum()), "core_ipc": core_ipc,
                    "thread_ipc": {f"thread{i}": float(x[i]) for i in range(x.shape[0])},
                    "memory_wait": max(wait, 0.0),
-                   "utilization": {name: float(u) for name, u in zip(names, util)}}
+                   "utilization": {name: float(u) for name, u in zip(names, util, strict=False)}}
         return ModelSolution(model=self.name or "cmt_core", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS)

@@ -142,7 +142,7 @@ def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles
     for n in range(1, cpus + 1):
         closed_work = (q_prev - u_prev) * s + u_prev * res_s
 
-        def waiting(x_n):
+        def waiting(x_n, closed_work=closed_work):
             u_a = x_n * d_a
             return (closed_work + u_a * res_a) / (1.0 - u_a)
 
@@ -150,7 +150,7 @@ def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles
         x_hi = min(n / (z + s), 1.0 / (s + d_a))
         if d_a > 0:
             x_hi = min(x_hi, (1.0 - 1e-12) / d_a)
-        g = lambda x_n: x_n - n / (z + s + waiting(x_n))  # noqa: E731
+        g = lambda x_n, n=n: x_n - n / (z + s + waiting(x_n))  # noqa: E731
         if g(x_hi) > 0:
             x = brentq(g, 0.0, x_hi, xtol=1e-15, rtol=1e-13)
             w = waiting(x)
@@ -206,7 +206,7 @@ class SharedBus(ParameterisedModel):
                 if v["profile.costs"] == "mix" and rate > 0:
                     # each transaction type's rate on the scale: so is the sum of rate x cost^k
                     # over types, and the mean cost is that sum over the total rate
-                    per_reference = [r * m for r, m in zip(rates, measured)]
+                    per_reference = [r * m for r, m in zip(rates, measured, strict=False)]
                     out[f"{label}_{moment}"] = interpolate(cpus, xs, per_reference, scale) / rate
                 else:                   # held at the ends of the measured range
                     out[f"{label}_{moment}"] = interpolate(min(max(cpus, lo), hi), xs, measured, "linear")

@@ -182,10 +182,10 @@ class SVMCluster(ParameterisedModel):
             if v[f"{c}.phase_max"] + 1e-9 < max(v[f"{c}.busy"]):
                 raise ModelError(f"{c}.phase_max", f"{v[f'{c}.phase_max']:g} is below the largest node's work "
                                                    f"{max(v[f'{c}.busy']):g}: the phases' maxima sum to at least it")
-            for i, (cs, b) in enumerate(zip(v[f"{c}.cs_busy"], v[f"{c}.busy"])):
+            for i, (cs, b) in enumerate(zip(v[f"{c}.cs_busy"], v[f"{c}.busy"], strict=False)):
                 if cs > b:
                     raise ModelError(f"{c}.cs_busy[{i}]", f"{cs:g} exceeds the node's busy cycles {b:g}")
-            for i, (cr, r) in enumerate(zip(v[f"{c}.cs_requests"], v[f"{c}.requests"])):
+            for i, (cr, r) in enumerate(zip(v[f"{c}.cs_requests"], v[f"{c}.requests"], strict=False)):
                 if cr > r:
                     raise ModelError(f"{c}.cs_requests[{i}]", f"{cr:g} exceeds the node's requests {r:g}")
         if len(v["hlrc.busy"]) != len(v["sc.busy"]):
@@ -294,17 +294,9 @@ class SVMCluster(ParameterisedModel):
         comm, prot = _layers(v)
         app = self.app()
         P = app["busy"].shape[0]
-        stretch = np.ones(P)
         cycles = np.maximum(1.0, app["requests"] + app["lock_messages"] + app["barriers"] + app["oneway"])
-        method = v["method"]
-        # a simulation serves the demands of the converged MVA fixed point (its own
-        # estimates are too noisy to iterate on), so the two differ only in contention
-        analytic = "auto" if method == "simulation" else method
         busy = app["busy"]
         imbalance_work = max(v[f"{v['coherence']}.phase_max"] - busy.max(), 0.0)
-        wait = np.zeros(P)                 # each node's wait at barriers for the slowest
-        iterations, converged, change = 0, False, math.inf
-        accuracy = ""
 
         def timing(R, Z):
             """Each node's time without barrier waits, and the execution time."""
@@ -312,7 +304,56 @@ class SVMCluster(ParameterisedModel):
             slow = float(np.mean(T / np.maximum(busy, 1e-300)))
             return T, float(T.max() + imbalance_work * slow)
 
-        for iterations in range(1, 201):
+        fp = self._fixed_point(comm, prot, app, cycles, timing)
+        D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
+        if v["method"] == "simulation":
+            net = self.network(D, Z, K, P, cycles, wait=fp["wait"], deterministic=True)
+            r = solve(net, method="simulation", events=v["events"], seed=1)
+            R = np.asarray(r.residence_time, float) * cycles
+        T, execution = timing(R, Z)
+        parts = _breakdown(R, D, Z, K, P)
+        parts["barrier"] += execution - T
+        util = np.asarray(r.station_utilization(), float)
+        names = [s.name for s in net.stations]
+        comm_util = util[P:3 * P].reshape(2, P).max(axis=0)
+        costs = [comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency")]
+        payload = float(app["reply_bytes"].sum() / app["requests"].sum()) if app["requests"].sum() > 0 else 0.0
+        fetch = (message_cycles(0.0, *costs, comm["message_handling"], prot["handler"], header=HEADER)
+                 + message_cycles(payload, *costs, 0.0, header=HEADER))
+        sequential = float(busy.sum())
+        outputs = {
+            "speedup": sequential / execution,
+            "execution_cycles": execution,
+            "pram_speedup": sequential / max(v[f"{v['coherence']}.phase_max"], 1e-300),
+            "breakdown": {p: float(parts[p].mean()) for p in PURPOSES},
+            "hot_node": int(np.argmax(comm_util)),
+            "message_cycles": fetch,
+            "utilization": {n: float(u) for n, u in zip(names, util, strict=True)},
+        }
+        message = "" if fp["converged"] else f"fixed point (critical sections, barrier waits) did not converge " \
+                                             f"(change {fp['change']:.2g})"
+        if fp["accuracy"] and fp["accuracy"] != "exact" and v["method"] != "simulation":
+            message = (message + "; " if message else "") + f"contention network by {r.method}: {fp['accuracy']}"
+        units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
+        return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs,
+                             converged=fp["converged"], iterations=fp["iterations"], message=message, units=units,
+                             extras={"node_cycles": T, "parts": parts, "result": r})
+
+    def _fixed_point(self, comm, prot, app, cycles, timing) -> dict:
+        """The critical-section stretch and each node's barrier wait, iterated with the
+        contention network until both settle (at most 200 rounds): the last demands
+        ``D``, ``Z``, locks ``K``, network ``net``, its solution ``r`` and residences
+        ``R`` (cycles), the wait, and whether and how it converged.  A simulation serves
+        the demands of the converged MVA fixed point (its own estimates are too noisy
+        to iterate on), so the two differ only in contention."""
+        from mva import solve
+
+        method = self.values["method"]
+        analytic = "auto" if method == "simulation" else method
+        P = app["busy"].shape[0]
+        stretch, wait = np.ones(P), np.zeros(P)
+        iterations, converged, change, accuracy = 0, False, math.inf, ""
+        for iterations in range(1, 201):  # noqa: B007 (the count is reported)
             D, Z, K = self._demands(comm, prot, app, stretch)
             net = self.network(D, Z, K, P, cycles, wait=wait)
             r = solve(net, method=analytic)
@@ -335,42 +376,19 @@ class SVMCluster(ParameterisedModel):
             if change < 1e-6:
                 converged = True
                 break
-        if method == "simulation":
-            net = self.network(D, Z, K, P, cycles, wait=wait, deterministic=True)
-            r = solve(net, method="simulation", events=v["events"], seed=1)
-            R = np.asarray(r.residence_time, float) * cycles
-        T, execution = timing(R, Z)
-        # breakdown: residences split by purpose in proportion to demand
-        parts = {p: _residence_share(R, D[p], total) + Z[p] for p in PURPOSES}
-        if K:
-            locks = slice(3 * P, None)
-            wait = np.maximum(R[locks].sum(axis=0) - total[locks].sum(axis=0), 0.0)
-            for p in ("busy", "data_wait"):     # waiting for the lock is lock time, service is the section
-                parts[p] -= _residence_share(R[locks], D[p][locks], total[locks]) - D[p][locks].sum(axis=0)
-            parts["lock"] += wait
-        parts["barrier"] += execution - T
-        util = np.asarray(r.station_utilization(), float)
-        names = [s.name for s in net.stations]
-        comm_util = util[P:3 * P].reshape(2, P).max(axis=0)
-        costs = [comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency")]
-        payload = float(app["reply_bytes"].sum() / app["requests"].sum()) if app["requests"].sum() > 0 else 0.0
-        fetch = (message_cycles(0.0, *costs, comm["message_handling"], prot["handler"], header=HEADER)
-                 + message_cycles(payload, *costs, 0.0, header=HEADER))
-        sequential = float(busy.sum())
-        outputs = {
-            "speedup": sequential / execution,
-            "execution_cycles": execution,
-            "pram_speedup": sequential / max(v[f"{v['coherence']}.phase_max"], 1e-300),
-            "breakdown": {p: float(parts[p].mean()) for p in PURPOSES},
-            "hot_node": int(np.argmax(comm_util)),
-            "message_cycles": fetch,
-            "utilization": {n: float(u) for n, u in zip(names, util)},
-        }
-        message = "" if converged else f"fixed point (critical sections, barrier waits) did not converge (change " \
-                                       f"{change:.2g})"
-        if accuracy and accuracy != "exact" and method != "simulation":
-            message = (message + "; " if message else "") + f"contention network by {r.method}: {accuracy}"
-        units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
-        return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs, converged=converged,
-                             iterations=iterations, message=message, units=units,
-                             extras={"node_cycles": T, "parts": parts, "result": r})
+        return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "iterations": iterations,
+                "converged": converged, "change": change, "accuracy": accuracy}
+
+
+def _breakdown(R, D: dict, Z: dict, K, P: int) -> dict:
+    """Each node's residences split by purpose in proportion to demand; at lock
+    stations, waiting for the lock is lock time and service the critical section."""
+    total = sum(D.values())
+    parts = {p: _residence_share(R, D[p], total) + Z[p] for p in PURPOSES}
+    if K:
+        locks = slice(3 * P, None)
+        wait = np.maximum(R[locks].sum(axis=0) - total[locks].sum(axis=0), 0.0)
+        for p in ("busy", "data_wait"):
+            parts[p] -= _residence_share(R[locks], D[p][locks], total[locks]) - D[p][locks].sum(axis=0)
+        parts["lock"] += wait
+    return parts

@@ -9,7 +9,7 @@ tables 1..9 (Warehouse ... History).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import numpy as np
@@ -23,7 +23,7 @@ TRANSACTIONS = ("I", "II", "III", "IV", "V")
 TABLES = tuple(range(1, 10))
 
 
-@lru_cache(maxsize=None)
+@cache
 def table(name: str) -> pd.DataFrame:
     """The packaged CSV ``tables/<name>.csv`` as a DataFrame (cached; do not modify)."""
     with (resources.files(__package__) / "tables" / f"{name}.csv").open("rb") as fh:
@@ -65,7 +65,7 @@ def operation_counts() -> np.ndarray:
     one access to each table.  Multiplier values are in ``table4_parameters.csv`` (with
     their sources: the paper, the TPC-C specification, or our reconstruction).
     """
-    params = dict(zip(table("table4_parameters")["name"], table("table4_parameters")["value"]))
+    params = dict(zip(table("table4_parameters")["name"], table("table4_parameters")["value"], strict=False))
     counts = np.zeros((len(TRANSACTIONS), len(TABLES)))
     for row in table("table4_operations").itertuples():
         factor = float(row.coefficient)
@@ -82,7 +82,7 @@ def mapping(name: str) -> tuple[int, ...]:
     rows = rows[rows["mapping"] == name]
     if len(rows) != len(TABLES):
         raise KeyError(f"no mapping {name!r} in mappings.csv")
-    by_table = dict(zip(rows["table_id"], rows["disk"]))
+    by_table = dict(zip(rows["table_id"], rows["disk"], strict=False))
     return tuple(int(by_table[t]) for t in TABLES)
 
 
@@ -105,7 +105,7 @@ def configuration_values(name: str) -> dict:
 def service_times() -> dict[str, float]:
     """Table 7 by symbol (cycles)."""
     t7 = table("table7_service_times")
-    return dict(zip(t7["symbol"], t7["value_cycles"].astype(float)))
+    return dict(zip(t7["symbol"], t7["value_cycles"].astype(float), strict=False))
 
 
 def published_tpmc() -> pd.DataFrame:

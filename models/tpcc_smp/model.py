@@ -41,7 +41,7 @@ import pandas as pd
 from mva import Network, Station, exact_mva
 from mva.aggregation import flow_equivalent_station
 from mva.errors import ModelError, NumericalWarning
-from mva.modelkind import (ModelSolution, Parameter, choice, flatten, hashable, integer, integer_list, real,
+from mva.modelkind import (ModelKind, ModelSolution, Parameter, choice, flatten, hashable, integer, integer_list, real,
                            real_list, resolve_values, timed)
 
 from . import _kernels, data
@@ -214,7 +214,7 @@ class _Workload:
     writes: np.ndarray         # (C, D)
 
 
-class TPCCSMP:
+class TPCCSMP(ModelKind):
     """The Du & Zhang (2001) TPC-C model of one SMP configuration.
 
     Build with :meth:`from_values` (all :data:`PARAMETERS` by dotted name; missing ones
@@ -234,11 +234,11 @@ class TPCCSMP:
         return PARAMETERS
 
     @classmethod
-    def from_values(cls, values: dict, name: str = "") -> "TPCCSMP":
+    def from_values(cls, values: dict, name: str = "") -> TPCCSMP:
         """Model from dotted-name values (unknown names and bad values: ModelError)."""
         return cls(values, name)
 
-    def replace(self, **changes) -> "TPCCSMP":
+    def replace(self, **changes) -> TPCCSMP:
         """A copy with parameters changed; dotted names with ``.`` written as ``__``."""
         values = dict(self.values)
         values.update({k.replace("__", "."): v for k, v in changes.items()})
@@ -382,7 +382,7 @@ class TPCCSMP:
                                       v["io_buses"], self._times(), DISK_PARALLELISM.index(v["io.disk_parallelism"]))
         keys = ("memory_bus", "memory", "io_bus", "disk", "io", "u_memory_bus", "u_memory", "u_io_bus", "u_disk",
                 "u_io")
-        return dict(zip(keys, state))
+        return dict(zip(keys, state, strict=False))
 
     # --- solution --------------------------------------------------------------------
 
@@ -479,7 +479,7 @@ class TPCCSMP:
         return frame.sort_index().reset_index(drop=True)
 
     @classmethod
-    def _trusted(cls, values: dict, checked: bool = False) -> "TPCCSMP":
+    def _trusted(cls, values: dict, checked: bool = False) -> TPCCSMP:
         """A model from values already checked one by one; cross-field checks run unless
         ``checked`` (a case with the same structure passed them)."""
         model = cls.__new__(cls)
@@ -506,7 +506,7 @@ class TPCCSMP:
         cpu_demand = w.cpu_instructions * per_instruction
         x = np.zeros(len(w.names))
         step, last_change, converged = 1.0, np.inf, False
-        for iteration in range(1, v["solver.max_iter"] + 1):
+        for iteration in range(1, v["solver.max_iter"] + 1):  # noqa: B007 (the count is reported)
             dem = self.device_demands(w, x)
             if not np.all(np.isfinite(dem["io"])) or not np.all(np.isfinite(dem["memory"])):
                 step *= 0.5
@@ -540,7 +540,7 @@ class TPCCSMP:
                               utilization=utilization, residence=residence, converged=converged,
                               iterations=iteration, message=message,
                               extras={"populations": populations,
-                                      "class_throughput": dict(zip(w.names, x.tolist()))})
+                                      "class_throughput": dict(zip(w.names, x.tolist(), strict=False))})
 
     def _utilization(self, dem, cpu) -> dict:
         out = {"cpu": float(cpu["cpu"]), "memory_bus": float(dem["u_memory_bus"]),
@@ -570,7 +570,7 @@ CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sy
 @lru_cache(maxsize=4096)
 def _per_type_cached(key) -> _Workload:
     # sweeps mostly vary times, not the workload: build its arrays once per distinct workload
-    return TPCCSMP._per_type_from(dict(zip(WORKLOAD_KEYS, key)))
+    return TPCCSMP._per_type_from(dict(zip(WORKLOAD_KEYS, key, strict=False)))
 
 
 _CPU_STATIONS: dict = {}

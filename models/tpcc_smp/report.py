@@ -37,7 +37,7 @@ def case_values(row, base: dict | None = None) -> dict:
     values.update(cpus=int(row.cpus), io_buses=int(row.io_buses), disks=int(row.disks))
     values["mapping.table_to_disk"] = data.mapping(row.mapping)
     if isinstance(row.parameter, str) and row.parameter:
-        for name, value in zip(row.parameter.split(";"), str(row.value).split(";")):
+        for name, value in zip(row.parameter.split(";"), str(row.value).split(";"), strict=False):
             values[name] = float(value)
     return values
 
@@ -120,11 +120,13 @@ def _conclusions(solve):
     Each entry is ``(claim, holds, evidence, why)``; ``why`` is empty when the claim holds,
     otherwise the numbers (from the paper's own tables and equations) that explain it.
     """
-    out = []
     t = lambda values: solve(values).outputs["tpmC"]        # noqa: E731
-    c2 = solve(data.configuration_values("C2"))
-    x_paper = 47.2 / 60 / data.mix()[0]
-    # 1. disk parameters, each reduced by 40% as Tables 14-16 do, on C2..C6
+    return [claim(solve, t) for claim in (_disk_parameters_ranked, _bus_beats_disks, _memory_latency_gains,
+                                          _allocation_e_best, _cpu_steps)]
+
+
+def _disk_parameters_ranked(solve, t):
+    """Claim: disk rotation, seek and transfer time ranked by their impact; (claim, holds, evidence, why)."""
     cuts = {"disk.rotation_latency": 0.9e6, "disk.seek_time": 0.6e6, "disk.transfer_time": 25200.0}
     gains = {}
     for cfg in ("C2", "C3", "C5", "C4", "C6"):
@@ -133,9 +135,12 @@ def _conclusions(solve):
     holds = all(g["disk.rotation_latency"] > g["disk.seek_time"] > g["disk.transfer_time"] for g in gains.values())
     evidence = "; ".join(f"{c}: rotation {g['disk.rotation_latency']:+.1%}, seek {g['disk.seek_time']:+.1%}, "
                          f"transfer {g['disk.transfer_time']:+.1%}" for c, g in gains.items())
-    out.append(("rotation latency > seek time > transfer time in impact (each cut by 40%)", holds, evidence,
-                "" if holds else "see the per-configuration gains"))
-    # 2. I/O buses vs disks
+    return ("rotation latency > seek time > transfer time in impact (each cut by 40%)", holds, evidence,
+                "" if holds else "see the per-configuration gains")
+
+
+def _bus_beats_disks(solve, t):
+    """Claim: a second I/O bus against more disks; (claim, holds, evidence, why)."""
     c2t, c3, c4, c5, c6 = (t(data.configuration_values(c)) for c in ("C2", "C3", "C4", "C5", "C6"))
     bus_gain = [c4 / c3 - 1, c6 / c5 - 1]
     disk_gain = [c3 / c2t - 1, c5 / c3 - 1]
@@ -150,10 +155,15 @@ def _conclusions(solve):
         f"{u[('C4', 'io_bus_1')] + u[('C4', 'io_bus_2')]:.1f}% (the same bus demand), and identical disk "
         f"utilisations ({u[('C3', 'disk_1')]:.1f}%, {u[('C3', 'disk_2')]:.1f}%), so eq. 3.9 gives C4 and C3 "
         "the same D_I/O; yet Tables 14-16 report C3 48.7 -> C4 56.3 tpmC (+15.6%)")
-    out.append(("a second I/O bus helps more than more disks", holds,
+    return ("a second I/O bus helps more than more disks", holds,
                 f"adding a bus: C3->C4 {bus_gain[0]:+.1%}, C5->C6 {bus_gain[1]:+.1%}; adding disks on one bus: "
-                f"C2->C3 {disk_gain[0]:+.1%}, C3->C5 {disk_gain[1]:+.1%}", why))
-    # 3. memory latency until the I/O bus saturates (Table 11 sweep)
+                f"C2->C3 {disk_gain[0]:+.1%}, C3->C5 {disk_gain[1]:+.1%}", why)
+
+
+def _memory_latency_gains(solve, t):
+    """Claim: memory latency halved until the I/O bus saturates (Table 11 sweep); (claim, holds, evidence, why)."""
+    c2 = solve(data.configuration_values("C2"))
+    x_paper = 47.2 / 60 / data.mix()[0]
     sweep = [solve({**data.configuration_values("C2"), "memory.latency": float(m), "memory_bus.reply_latency": float(m) / 10})
              for m in (100, 90, 80, 70, 60, 50)]
     tp = np.array([s.outputs["tpmC"] for s in sweep])
@@ -171,9 +181,12 @@ def _conclusions(solve):
         f"whole residence time is {sweep[0].outputs['residence_time']['memory']:.2f} s, while the I/O centre "
         f"of eq. 3.9 is {c2.outputs['utilization']['io_system']:.0%} busy (Table 12: disk 63.4%, I/O bus "
         "40.3%, memory bus 58.7% at C2: the disk, not memory, is the busiest device)")
-    out.append(("halving memory latency helps (>= 5%), with shrinking gains as the I/O bus fills", holds,
-                "tpmC " + ", ".join(f"{v:.1f}" for v in tp) + "; I/O bus " + ", ".join(f"{u:.0%}" for u in bus), why))
-    # 4. allocation E best of A-E
+    return ("halving memory latency helps (>= 5%), with shrinking gains as the I/O bus fills", holds,
+                "tpmC " + ", ".join(f"{v:.1f}" for v in tp) + "; I/O bus " + ", ".join(f"{u:.0%}" for u in bus), why)
+
+
+def _allocation_e_best(solve, t):
+    """Claim: allocation E the best of A-E; (claim, holds, evidence, why)."""
     alloc = {a: t({**data.configuration_values("C6"), "mapping.table_to_disk": data.mapping(a)}) for a in "ABCDE"}
     best = max(alloc, key=alloc.get)
     t5 = data.table5_access() / data.table5_access().sum()
@@ -183,9 +196,12 @@ def _conclusions(solve):
         + " of accesses on disks 1-4 (disk 4 carries Warehouse, District, Stock, Customer and New-Order), "
         "against B's " + ", ".join(f"{x:.1%}" for x in loads["B"]) + "; Table 18 instead shows E's four "
         "disks 38-54% busy, which no Table 5 split of E can produce (disk 2 holds only History, 0.36%)")
-    out.append(("allocation E is the best of A-E", best == "E",
-                ", ".join(f"{a} {v:.1f}" for a, v in alloc.items()) + f" (best: {best})", why))
-    # 5. 1 -> 2 CPUs the big step, flat after
+    return ("allocation E is the best of A-E", best == "E",
+                ", ".join(f"{a} {v:.1f}" for a, v in alloc.items()) + f" (best: {best})", why)
+
+
+def _cpu_steps(solve, t):
+    """Claim: 1 -> 2 CPUs the big step, flat after; (claim, holds, evidence, why)."""
     cpus = [t({**data.configuration_values("C1"), "cpus": k}) for k in (1, 2, 3, 4)]
     g = [cpus[i + 1] / cpus[i] - 1 for i in range(3)]
     holds = g[0] >= 0.10 and g[0] > 2 * g[1] and g[0] > 2 * g[2]
@@ -198,13 +214,18 @@ def _conclusions(solve):
         f"N = 48 and the I/O centre saturates first; Table 10's 24.6 tpmC for one CPU needs "
         f"{1 / (24.6 / 60 / data.mix()[0]):.2f} s of CPU per transaction, {1 / (24.6 / 60 / data.mix()[0]) / cpu_s:.0f} "
         "times the instruction count (the paper's Fig. 5 rates are not printed; cpu.rate takes them)")
-    out.append(("1 -> 2 CPUs is the big step (>= 10%, over twice each later step), flat after", holds,
+    return ("1 -> 2 CPUs is the big step (>= 10%, over twice each later step), flat after", holds,
                 "tpmC " + ", ".join(f"{v:.1f}" for v in cpus) + " for 1-4 CPUs; steps "
-                + ", ".join(f"{x:+.1%}" for x in g), why))
-    return out
+                + ", ".join(f"{x:+.1%}" for x in g), why)
 
 
-def _inconsistencies(model: TPCCSMP):
+def _inconsistencies(model: TPCCSMP) -> list:
+    """Where the paper's tables contradict each other, each (title, numbers)."""
+    return _table_inconsistencies(model) + _derived_inconsistencies(model)
+
+
+def _table_inconsistencies(model: TPCCSMP) -> list:
+    """The inconsistencies between printed tables, each (title, numbers)."""
     v = model.values
     mix = data.mix()
     vis = data.visits()
@@ -234,7 +255,7 @@ def _inconsistencies(model: TPCCSMP):
     tp = data.published_tpmc()
     base13 = tp.query("table == 13 and value == '5120'")
     base14 = tp.query("table == 14 and value == '1000000'")
-    diffs = [f"{c}: {a:.1f} vs {b:.1f}" for c, a, b in zip(base13.configuration, base13.tpmC, base14.tpmC) if a != b]
+    diffs = [f"{c}: {a:.1f} vs {b:.1f}" for c, a, b in zip(base13.configuration, base13.tpmC, base14.tpmC, strict=False) if a != b]
     out.append(("the same baseline case differs between tables",
                 "Table 13 at 5120 cycles vs Tables 14-16 at the Table 7 values: " + "; ".join(diffs)))
     z = model.mean_think_time()
@@ -247,6 +268,21 @@ def _inconsistencies(model: TPCCSMP):
     out.append(("Table 12 C2 I/O system over 100% busy",
                 "U_IOBus + U_Disk = 40.3% + 63.4% = 103.7%, but eq. 3.9 serialises bus and disk time in one "
                 "I/O centre; only the printed parallelism formula (D_Disk = U D for one disk) leaves room"))
+    return out
+
+
+def _derived_inconsistencies(model: TPCCSMP) -> list:
+    """The inconsistencies that follow from the paper's equations: CPU demand, memory bus, I/O-bus
+    sensitivity and allocation E, each (title, numbers)."""
+    v = model.values
+    mix = data.mix()
+    vis = data.visits()
+    t7 = data.service_times()
+    clock = v["cpu.clock"]
+    out = []
+    z = model.mean_think_time()
+    tp = data.published_tpmc()
+    t5 = data.table5_access()
     cpu_s = mix @ vis["cpu"] * t7["S_CPU"] / clock
     out.append(("Table 10 vs Tables 6-7 (CPU demand)",
                 f"Table 6 x CPI 1 at 200 MHz is {cpu_s * 1e3:.0f} ms of CPU per transaction (one CPU could carry "

@@ -1,0 +1,59 @@
+"""The model-kind contract (mva.modelkind.ModelKind) is declared, not probed: every
+registered kind subclasses it, optional hooks are None where a kind has none, a class
+that is no ModelKind is refused by name, and load_model builds any model file."""
+import pytest
+import tomli_w
+
+import mva
+from mva.cli import main
+from mva.errors import ModelError
+from mva.modelkind import ModelKind, load_model_kind, model_kinds
+
+
+def test_every_registered_kind_subclasses_the_contract():
+    kinds = model_kinds()
+    assert {"network", "tpcc_smp", "shared_bus", "cmt_core", "svm_cluster", "ccnuma"} <= set(kinds)
+    for name in kinds:
+        cls = load_model_kind(name)
+        assert issubclass(cls, ModelKind) and cls.kind == name
+        assert cls.for_document is not None or cls.parameters()          # a bound kind declares them on binding
+    assert load_model_kind("shared_bus").simulate is not None and load_model_kind("cmt_core").simulate is None
+    assert load_model_kind("tpcc_smp").solve_batch is not None and load_model_kind("ccnuma").solve_batch is None
+
+
+def test_a_class_that_is_no_model_kind_is_refused(monkeypatch):
+    import mva.modelkind as mk
+
+    class Loader:
+        def load(self):
+            return dict
+
+    monkeypatch.setattr(mk, "model_kinds", lambda: {"odd": Loader()})
+    with pytest.raises(ModelError, match="^kind: the model kind 'odd' .* is not a mva.modelkind.ModelKind"):
+        load_model_kind("odd")
+
+
+def test_load_model_builds_any_file_with_overrides():
+    two = mva.load_model("data/tpcc/c2.toml")
+    four = mva.load_model("data/tpcc/c2.toml", cpus=4)
+    assert four.solve().outputs["tpmC"] > two.solve().outputs["tpmC"]
+    net = mva.load_model("data/examples/two-class.toml", station__cpu__demand=[0.02, 0.2])
+    assert net.solve().kind == "network"
+    with pytest.raises(ModelError, match="cpus"):
+        mva.load_model("data/tpcc/c2.toml", cpus=0)
+
+
+def test_an_svm_cluster_model_file_solves_on_the_command_line(tmp_path, capsys):
+    """Its solution was printed as a network's (it carries a 'result' extra): KeyError."""
+    from calibration.profiles.svm_cluster import application_values, model_document, simulate_pair
+    from calibration.sim.parallel import parallel_kernel
+
+    hlrc, sc = simulate_pair(parallel_kernel("fft", processes=4, size=64))
+    path = tmp_path / "fft.toml"
+    path.write_text(tomli_w.dumps(model_document(application_values(hlrc, sc), "fft4")))
+    assert main(["solve", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("fft4  (model: svm_cluster") and "speedup" in out
+    assert main(["solve", str(path), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("file,model,speedup")
+
