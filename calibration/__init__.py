@@ -17,16 +17,9 @@ The simulator's public names are re-exported here (``from calibration import sim
 Modules of the old flat layout (``calibration.ccnuma_study``, ``calibration.sharedbus``,
 ...) still import for one release, with a DeprecationWarning (``CHANGELOG.md``).
 """
+from . import sim
 from ._moved import moved_attributes
-from .sim import (MACHINES, PRESETS, Application, BusConfig, BusResult, Chunk, CoherenceViolation, Machine, Process,
-                  Request, SharedRange, Workload, bus_costs, generate, load_workload, read_trace, register,
-                  scalability, simulate_bus, write_npz)
+from .sim import *  # noqa: F403 (the simulator's public names)
 
-__all__ = ["MACHINES", "Machine", "register", "simulate_bus", "BusConfig", "BusResult", "CoherenceViolation",
-           "bus_costs", "scalability", "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace",
-           "write_npz", "Workload", "Process", "SharedRange", "load_workload"]
-
-# the bus machine's names of before the registry (0.2); served with a warning until 0.3
-__getattr__ = moved_attributes(__name__, {"simulate": "calibration.sim.bus.simulate_bus",
-                                          "SimulatorConfig": "calibration.sim.bus.BusConfig",
-                                          "SimulationResult": "calibration.sim.bus.BusResult"})
+__all__ = list(sim.__all__)
+__getattr__ = moved_attributes(__name__, sim.MOVED_NAMES)

@@ -14,13 +14,16 @@ Example: the TPC-C model file of configuration C2 with four CPUs instead of two
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import copy
 from dataclasses import replace as dc_replace
 
-import pandas as pd
-
 from .files import read_document
 from .modelkind import Parameter, check_names, document_kind, model_from_document, resolve_document
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ModelTarget", "target_from_document", "load_model"]
 
@@ -70,6 +73,8 @@ class ModelTarget:
 
     def solve_cases(self, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case (one row each); the kind's ``solve_batch`` if it has one."""
+        import pandas as pd        # the library's import stays free of pandas (the CLI's start-up)
+
         if not cases:
             return pd.DataFrame()
         self.check_names(dict.fromkeys(n for c in cases for n in c))

@@ -1,7 +1,7 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))  # for tests/reference.py
+sys.path.insert(0, os.path.dirname(__file__))  # the test helpers: references/ (independent references)
 
 import pytest
 from hypothesis import settings

@@ -43,7 +43,8 @@ __all__ = ["MACHINES", "Machine", "register", "simulate_bus", "BusConfig", "BusR
            "bus_costs", "scalability", "generate", "PRESETS", "Request", "Application", "Chunk", "read_trace",
            "write_npz", "Workload", "Process", "SharedRange", "load_workload"]
 
-# the bus machine's names of before the registry (0.2); served with a warning until 0.3
-__getattr__ = moved_attributes(__name__, {"simulate": "calibration.sim.bus.simulate_bus",
-                                          "SimulatorConfig": "calibration.sim.bus.BusConfig",
-                                          "SimulationResult": "calibration.sim.bus.BusResult"})
+#: The bus machine's names of before the registry (0.2), served with a warning until 0.3
+#: here and in :mod:`calibration`.
+MOVED_NAMES = {"simulate": "calibration.sim.bus.simulate_bus", "SimulatorConfig": "calibration.sim.bus.BusConfig",
+               "SimulationResult": "calibration.sim.bus.BusResult"}
+__getattr__ = moved_attributes(__name__, MOVED_NAMES)

@@ -41,30 +41,33 @@ def run_all(tasks: Sequence[tuple[Callable, tuple]], processes: int | None = Non
         return _on_dask(tasks, workers, scheduler, progress)
     count = min(processes or default_processes(), max(len(tasks), 1))
     if count == 1:
-        results = []
-        for function, args in tasks:
-            results.append(function(*args))
-            if progress:
-                progress(results[-1])
-        return results
+        return _in_order((_Done(function(*args)) for function, args in tasks), progress)
     with ProcessPoolExecutor(max_workers=count) as pool:
-        futures = [pool.submit(function, *args) for function, args in tasks]
-        results = []
-        for future in futures:
-            results.append(future.result())
-            if progress:
-                progress(results[-1])
-        return results
+        return _in_order([pool.submit(function, *args) for function, args in tasks], progress)
 
 
 def _on_dask(tasks, workers, scheduler, progress) -> list:
     from mva.cluster import dask_client
 
     with dask_client(scheduler, workers) as client:
-        futures = [client.submit(function, *args, pure=False) for function, args in tasks]
-        results = []
-        for future in futures:
-            results.append(future.result())
-            if progress:
-                progress(results[-1])
-        return results
+        return _in_order([client.submit(function, *args, pure=False) for function, args in tasks], progress)
+
+
+def _in_order(futures, progress) -> list:
+    """The futures' results in submission order, ``progress`` told of each."""
+    results = []
+    for future in futures:
+        results.append(future.result())
+        if progress:
+            progress(results[-1])
+    return results
+
+
+class _Done:
+    """A result computed here, with a future's ``result()``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value

@@ -221,16 +221,13 @@ def _cpu_steps(solve, t):
 
 def _inconsistencies(model: TPCCSMP) -> list:
     """Where the paper's tables contradict each other, each (title, numbers)."""
-    return _table_inconsistencies(model) + _derived_inconsistencies(model)
+    inputs = (model.values, data.mix(), data.visits(), data.service_times(), model.values["cpu.clock"])
+    return _table_inconsistencies(model, *inputs) + _derived_inconsistencies(model, *inputs)
 
 
-def _table_inconsistencies(model: TPCCSMP) -> list:
-    """The inconsistencies between printed tables, each (title, numbers)."""
-    v = model.values
-    mix = data.mix()
-    vis = data.visits()
-    t7 = data.service_times()
-    clock = v["cpu.clock"]
+def _table_inconsistencies(model: TPCCSMP, v, mix, vis, t7, clock) -> list:
+    """The inconsistencies between printed tables, each (title, numbers); ``v`` the model's
+    values, ``mix``, ``vis``, ``t7`` the paper's mix, Table 6 visits and Table 7 times."""
     out = []
     reads, writes = mix @ vis["disk_read"], mix @ vis["disk_write"]
     out.append(("Table 6 disk visits vs Table 12 utilisations",
@@ -271,14 +268,9 @@ def _table_inconsistencies(model: TPCCSMP) -> list:
     return out
 
 
-def _derived_inconsistencies(model: TPCCSMP) -> list:
+def _derived_inconsistencies(model: TPCCSMP, v, mix, vis, t7, clock) -> list:
     """The inconsistencies that follow from the paper's equations: CPU demand, memory bus, I/O-bus
-    sensitivity and allocation E, each (title, numbers)."""
-    v = model.values
-    mix = data.mix()
-    vis = data.visits()
-    t7 = data.service_times()
-    clock = v["cpu.clock"]
+    sensitivity and allocation E, each (title, numbers); arguments as :func:`_table_inconsistencies`."""
     out = []
     z = model.mean_think_time()
     tp = data.published_tpmc()

@@ -32,5 +32,5 @@ def random_closed_network(rng, n_classes, max_states=3000, kinds=None):
 
 
 def description(network):
-    """Stations as tuples for tests/reference.py."""
+    """Stations as tuples for tests/references/reference.py."""
     return [(s.kind, s.servers, s.capacity, list(s.demand)) for s in network.stations]

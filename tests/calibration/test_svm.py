@@ -16,7 +16,7 @@ from models.svm_cluster import COMMUNICATION, PROTOCOL, SVMCluster, message_cycl
 from mva.errors import ModelError
 
 BASE = 0x10000
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _process(name, refs):

@@ -10,7 +10,7 @@ import csv
 import itertools
 import os
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "models", "tpcc_smp", "tables")
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "models", "tpcc_smp", "tables")
 
 
 def _rows(name):

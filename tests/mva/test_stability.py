@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from mva import Network, Station, closed_throughput_curve, solve
-from reference import convolution_throughput, naive_ld_mva
+from references.reference import convolution_throughput, naive_ld_mva
+
+pytestmark = pytest.mark.slow          # large populations: minutes; .ci/run runs it too
 
 QUEUES = [0.05, 0.1, 0.2, 0.15, 0.12]
 FESC = [1.0, 1.8, 2.5, 3.1]      # four CPUs with synchronisation losses (an FESC)

@@ -15,7 +15,7 @@ from calibration.sim.traces import LOAD, Chunk
 from calibration.sim.workload import trace_workload
 from mva.errors import ModelError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GZIP = ROOT / "data" / "traces" / "gzip.npz"
 
 

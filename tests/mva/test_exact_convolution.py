@@ -5,8 +5,8 @@ import pytest
 
 from mva import ModelError, Network, Station, solve
 from mva.random_networks import random_station
-from netgen import description, random_closed_network
-from reference import convolution_multiclass, convolution_throughput, enumerate_closed
+from references.netgen import description, random_closed_network
+from references.reference import convolution_multiclass, convolution_throughput, enumerate_closed
 from test_exact_vs_reference import check_closed
 
 RTOL = 1e-9
@@ -41,7 +41,7 @@ def test_convolution_matches_enumeration(seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_up_to_32_marginal_stations_multiclass_match_direct_convolution(seed):
     """8-32 multi-server and load-dependent stations, 2-3 classes, against the direct
-    lattice convolution of tests/reference.py (no shared code)."""
+    lattice convolution of tests/references/reference.py (no shared code)."""
     rng = np.random.default_rng(8000 + seed)
     n_classes = 2 + seed % 2
     n_marginal = [8, 16, 24, 32][seed % 4]

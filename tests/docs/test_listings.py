@@ -7,7 +7,7 @@ from pathlib import Path
 import calibration.studies
 from mva.modelkind import model_kinds
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_notebooks_readme_lists_every_notebook():

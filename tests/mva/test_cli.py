@@ -9,7 +9,7 @@ import pytest
 from mva import load_network, solve
 from mva.cli import main
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "data", "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "data", "examples")
 TOML = os.path.join(EXAMPLES, "two-class.toml")
 JSON = os.path.join(EXAMPLES, "mixed.json")
 

@@ -15,7 +15,9 @@ import pytest
 import nbformat
 import nbclient
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow          # every notebook executed: minutes; .ci/run runs it too
+
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mva import Network, Station, solve
-from reference import erlang_c
+from references.reference import erlang_c
 
 
 def test_two_queue_network_n3_worked_by_hand():

@@ -18,7 +18,7 @@ from calibration.sim.workload import Workload
 from models.cmt_core import CMTCore
 from mva.errors import ModelError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 F = 0.3        # memory instructions per instruction of the synthetic threads
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from calibration import generate, simulate_bus
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "simulator_counts.json").read_text())
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "simulator_counts.json").read_text())
 
 
 @pytest.fixture(scope="module")

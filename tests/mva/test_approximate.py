@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-import reference_amva
+import references.reference_amva as reference_amva
 from mva import ModelError, Network, NumericalWarning, Station, solve
 from mva.random_networks import random_study_sample
 from test_properties import closed_networks

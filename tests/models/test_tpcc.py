@@ -19,9 +19,9 @@ from models.tpcc_smp.model import PARAMETERS
 from mva.files import read_document
 from mva.modelkind import model_from_document
 
-import reference_tpcc
+import references.reference_tpcc as reference_tpcc
 
-TPCC = os.path.join(os.path.dirname(__file__), "..", "data", "tpcc")
+TPCC = os.path.join(os.path.dirname(__file__), "..", "..", "data", "tpcc")
 
 
 # --- inputs (eq. 3.1, Table 2, Table 4) ---------------------------------------------------

@@ -3,7 +3,7 @@ fixed set of runs (several kernels and options per machine) were recorded by com
 ``record digests`` before the machines moved into the registry, and must be reproduced bit
 for bit, as the bus machine's are (``test_simulator_regression.py``).
 
-Run ``python tests/test_machine_digests.py`` to print the digests of the current code
+Run ``python tests/calibration/test_machine_digests.py`` to print the digests of the current code
 (``--write`` records them; only after a change meant to alter the counts, said in the
 commit)."""
 import hashlib
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def _ccnuma_runs():

@@ -23,7 +23,7 @@ from calibration.sim.workload import Process, SharedRange, Workload, read_manife
 from mva.cli import main
 from mva.errors import ModelError
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 REAL_TRACES = ("gzip", "ls", "sort")
 
 

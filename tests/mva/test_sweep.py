@@ -17,7 +17,7 @@ from mva.modelkind import model_from_document
 from mva.sweep import run_sweep
 from mva.targets import ModelTarget, target_from_document
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 TEN = os.path.join(ROOT, "data", "examples", "ten-stations.toml")
 TWO = os.path.join(ROOT, "data", "examples", "two-class.toml")
 C2 = os.path.join(ROOT, "data", "tpcc", "c2.toml")

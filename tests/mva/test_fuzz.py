@@ -3,7 +3,7 @@ through the command line, either succeeds or exits 2 with one line on stderr.
 
 Readers: network and model files, ``--set``, ``--sweep``, traces (lackey, din, npz),
 workload manifests and observation tables.  CI runs a bounded number of examples per
-reader; ``FUZZ_EXAMPLES=250 pytest tests/test_fuzz.py`` runs ten times as many.
+reader; ``FUZZ_EXAMPLES=250 pytest tests/mva/test_fuzz.py`` runs ten times as many.
 """
 import contextlib
 import io
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mva.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 TEN = (ROOT / "data/examples/ten-stations.toml").read_text()

@@ -3,7 +3,7 @@ order, from a scratch folder in which data/ is the repository's (so files the ex
 write land there and later commands of the same page can use them); and what the
 commands of a bash block print is the ``text`` block that follows it, timings masked.
 
-After a change meant to alter a documented output, ``python tests/test_guide.py --write``
+After a change meant to alter a documented output, ``python tests/docs/test_guide.py --write``
 rewrites the text blocks (read the diff before committing it)."""
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ import pytest
 
 from mva.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md") if p.stem not in ("README", "references"))
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```(\w*)\n(.*?)```\n?", flags=re.S)
+# the pages with examples (docs/references.md and docs/coherence.md have none)
+PAGES = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+         if re.search(r"```(bash|python)\n", p.read_text())]
 # what differs from run to run: solve and run times, rates
 MASKS = [(re.compile(r"\d+(\.\d+)?(e[-+]?\d+)? ms\b"), "<t> ms"), (re.compile(r"\b\d+(\.\d+)? s\b"), "<t> s"),
          (re.compile(r"[\d.]+ M references/s"), "<r> M references/s"),

@@ -13,7 +13,7 @@ import calibration
 import models
 import mva
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(m.name for package in (mva, models, calibration)
                  for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
                  if not m.name.endswith("__main__") and "._moved" not in m.name)

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from mva import Network, Station, solve
-from netgen import KINDS, description, random_closed_network
-from reference import enumerate_closed
+from references.netgen import KINDS, description, random_closed_network
+from references.reference import enumerate_closed
 
 RTOL = 1e-9
 
