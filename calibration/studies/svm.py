@@ -67,10 +67,10 @@ def grid(values: dict, method: str = "auto") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _speedup(frame, kernel, coherence, case):
+def _speedup(frame, kernel, coherence, case, column="speedup"):
     row = frame[(frame.kernel == kernel) & (frame.coherence == coherence)
                 & (frame.communication + frame.protocol == case)]
-    return float(row.speedup.iloc[0])
+    return float(row[column].iloc[0])
 
 
 def conclusions(frame: pd.DataFrame) -> list[str]:
@@ -133,6 +133,11 @@ CLAIMS = (
     Claim("restructuring-hlrc-more", PAPER, "§4.2", "Restructuring helps HLRC in more situations than SC",
           "share of kernels where restructured/original speedup at AO is larger for HLRC than for SC", 1.0,
           (0.75, 1.0), "'not beneficial in as many situations': at least three in four", neutral=0.5),
+    Claim("pram-near-16", PAPER, "§4, note 3", "PRAM speedups (every access free) are close to 16 in all cases",
+          "median over variants of the PRAM speedup / 16", 1.0, (0.85, 1.0), "'close to 16': within 15%"),
+    Claim("sc-bo-near-ideal", PAPER, "§4.4, Fig. 3", "With the best communication layer SC's speedups come quite "
+          "close to the ideal for the original applications", "median over original variants of speedup(SC, BO) / "
+          "PRAM speedup", 1.0, (0.75, 1.0), "'quite close': at least three quarters of the ideal"),
     Claim("barnes-restructuring-hurts-sc", PAPER, "§4.2, Fig. 3", "Restructuring Barnes for HLRC hurts it under SC",
           "speedup(barnes-restructured, SC, AO) / speedup(barnes-original, SC, AO)", None, (0.5, 0.95),
           "the paper gives the direction only: a loss of 5% to 50% counts", neutral=1.0, direction=-1),
@@ -150,6 +155,7 @@ def findings(frame: pd.DataFrame) -> list:
              if f"{b}-original" in variants and f"{b}-restructured" in variants]
     ratio = lambda b, c: s(f"{b}-restructured", c, "AO") / s(f"{b}-original", c, "AO")  # noqa: E731
     note = f"our variants: {', '.join(variants)}, not the paper's nine applications"
+    originals = [k for k in variants if k.endswith("-original")]
     measured = {
         "sc-vs-hlrc-at-ao": (sum(s(k, "sc", "AO") >= s(k, "hlrc", "AO") for k in variants) / len(variants), note),
         "hlrc-protocol-alone": float(np.median([gain(s(k, "hlrc", "AO"), s(k, "hlrc", "AB")) for k in variants])),
@@ -160,6 +166,10 @@ def findings(frame: pd.DataFrame) -> list:
                                              - gain(s(k, "sc", "AO"), s(k, "sc", "AB")) for k in variants])),
         "restructuring-hlrc-more": ((sum(ratio(b, "hlrc") > ratio(b, "sc") for b in bases) / len(bases), note)
                                     if bases else (None, "no kernel has both versions in this run")),
+        "pram-near-16": float(np.median([_speedup(frame, k, "sc", "AO", "pram_speedup") for k in variants])) / 16,
+        "sc-bo-near-ideal": (float(np.median([s(k, "sc", "BO") / _speedup(frame, k, "sc", "BO", "pram_speedup")
+                                              for k in originals])) if originals
+                             else (None, "no original variant in this run")),
         "barnes-restructuring-hurts-sc": (ratio("barnes", "sc") if "barnes" in bases
                                           else (None, "barnes not in this run")),
     }

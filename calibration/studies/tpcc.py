@@ -1,7 +1,7 @@
 """The TPC-C model of Du & Zhang (2001), calibrated on the paper's Tables 10 and 12, judged on the rest.
 
-(Du, Zhang, Dong & Zhang, "Analytical modeling of TPC-C workloads on SMP systems",
-J. Parallel and Distributed Computing, 2001.)  The fit is
+(Du, Zhang, Dong & Zhang, "Architectural effects of symmetric multiprocessors on TPC-C
+commercial workload", J. Parallel and Distributed Computing 61, 2001.)  The fit is
 :func:`calibration.profiles.tpcc_smp.calibrate`; this report prints the fitted unknowns,
 the held-out errors, the paper's conclusions and why a tight held-out fit and Table 10
 exclude each other (:func:`models.tpcc_smp.ceiling.one_cpu_bound`).

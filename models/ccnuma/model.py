@@ -38,6 +38,17 @@ service; MVA treats them as processor sharing (the product form needs it), and w
 classes ``auto`` picks an approximate MVA and says so in the message.  Staggered
 all-to-all exchanges (the transpose under first-touch) queue less than MVA's random
 mixing assumes, so the model overestimates their response.
+
+References
+----------
+S. A. M. Talbot and P. H. J. Kelly, "Stable performance for cc-NUMA using first-touch page
+placement and reactive proxies", Imperial College London (1999), §1.3-§1.5.
+
+See Also
+--------
+:mod:`calibration.sim.ccnuma` (the simulated machine), :mod:`calibration.profiles.ccnuma`
+(visits and demands from a run, phase by phase), :mod:`calibration.studies.ccnuma` (the
+findings against the paper and the model against the simulator).
 """
 from __future__ import annotations
 

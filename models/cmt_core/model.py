@@ -21,6 +21,19 @@ miss rates come from the simulator (measured) or from reuse-distance predictions
 (:func:`calibration.profiles.cmt_core.group_prediction`).  Reconstruction [REC]: the paper has
 no analytical model of the core; this one is ours, and the deterministic 1-cycle issue
 and fixed latencies are taken as exponential, which MVA's product form needs.
+
+References
+----------
+J. Laudon, A. Gupta and M. Horowitz, "Interleaving: a multithreading technique targeting
+multiprocessors and workstations", ASPLOS VI (1994); A. Fedorova, M. Seltzer, C. Small
+and D. Nussbaum, "Throughput-oriented scheduling on chip multithreading systems", Harvard
+TR-17-04 (2004).
+
+See Also
+--------
+:mod:`calibration.sim.cmt` (the simulated chip), :mod:`calibration.profiles.cmt_core`
+(values from reuse profiles), :mod:`calibration.scheduling` (balance-set schedules),
+:mod:`calibration.studies.cmt` (the findings against the paper).
 """
 from __future__ import annotations
 

@@ -57,6 +57,20 @@ processors, has its bus saturated already at 8).
 
 The default bus service is exponential (product form).  The ``measured`` option uses the
 residual life from the second moment of the cost; with b fitted the two differ little.
+
+References
+----------
+M. K. Vernon, E. D. Lazowska and J. Zahorjan, "An accurate and efficient performance
+analysis technique for multiprocessor snooping cache-consistency protocols", ISCA 1988;
+P. Foglia, R. Giorgi and C. A. Prete, "Simulation study of memory performance of SMP
+multiprocessors running a TPC-W workload", IEE Proc. Computers and Digital Techniques
+(2004) (the machine and its GSP).
+
+See Also
+--------
+:mod:`calibration.sim.bus` (the simulated machine), :mod:`calibration.profiles.shared_bus`
+(the bus-work profile from its runs), :mod:`calibration.studies.shared_bus` (the model
+against the simulator), :mod:`models.bus_simulation` (the model's own machine, simulated).
 """
 from __future__ import annotations
 

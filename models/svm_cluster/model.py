@@ -56,6 +56,17 @@ execution time.  With every cost zero and no lock contention this is the PRAM sp
 exactly.  Breakdown per node: each station's residence split over busy / data wait /
 lock / barrier / protocol in proportion to each purpose's demand there, lock waiting
 as lock, and the wait for the slowest node as barrier; shown averaged over nodes.
+
+References
+----------
+A. Bilas, D. Jiang, Y. Zhou and J. P. Singh, "Limits to the performance of software shared
+memory: a layered approach", HPCA 1999 (its Tables 2 and 3 for the presets).
+
+See Also
+--------
+:mod:`calibration.sim.svm` (the simulated cluster's protocol events),
+:mod:`calibration.profiles.svm_cluster` (the application values from an HLRC and an SC
+run), :mod:`calibration.studies.svm` (the grid and the findings against the paper).
 """
 from __future__ import annotations
 

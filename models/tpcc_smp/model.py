@@ -29,6 +29,19 @@ C1-C6, where the CPUs are the bottleneck: the memory centre lets a transaction's
 stalls overlap other transactions' computing, which a stalling processor cannot do.  It
 is within 0.4% for C7-C9, and within 4% for all nine when the simulation uses the
 model's own CPU centre.
+
+References
+----------
+Xing Du, Xiaodong Zhang, Yingfei Dong and Lin Zhang, "Architectural effects of symmetric
+multiprocessors on TPC-C commercial workload", J. Parallel and Distributed Computing 61
+(2001), §3-§5 and its Tables 5-18 (``models/tpcc_smp/tables``).
+
+See Also
+--------
+:mod:`models.tpcc_smp.simulation` (the machine the model approximates, simulated),
+:mod:`models.tpcc_smp.report` (the paper's tables against the model),
+:mod:`calibration.profiles.tpcc_smp` (its values fitted, and its CPU centre from the
+simulator), :mod:`calibration.studies.tpcc` (the findings against the paper).
 """
 from __future__ import annotations
 
