@@ -7,8 +7,8 @@ temporary directory and calls it through ctypes, then times, on the same network
 queue stations and in the same run:
 
 * the C loop;
-* the numba kernel alone (:func:`mva._kernels.closed_lattice_mva` or
-  :func:`~mva._kernels.single_class_mva`, called directly on packed arrays);
+* the numba kernel alone (:func:`mva._exact_kernels.closed_lattice_mva` or
+  :func:`~mva._exact_kernels.single_class_mva`, called directly on packed arrays);
 * ``mva.solve(network)`` on a network already solved once (a warm call: dispatch, the
   cached solver plan, the kernel, and the Result);
 
@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from mva import Network, Station, solve
-from mva import _kernels
+from mva import _exact_kernels
 from mva.plan import SolverPlan
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -75,7 +75,7 @@ def main(argv=None):
         _report(lib, "3 classes x 30 customers x 10 queues", net, demand, think, population, args.repeats,
                 c_call=lambda out: lib.lattice_mva(10, 3, ptr(demand), ptr(think),
                                                    ptr(population, ctypes.c_long), ptr(out)),
-                kernel=_kernels.closed_lattice_mva)
+                kernel=_exact_kernels.closed_lattice_mva)
         # single class, N = 1,000, 10 queues
         d1 = np.ascontiguousarray(rng.uniform(0.01, 0.1, (10, 1)))
         net1 = Network([Station(f"q{k}", "queue", d1[k]) for k in range(10)], population=[1_000], think_time=[1.0])
@@ -83,7 +83,7 @@ def main(argv=None):
         _report(lib, "1 class, N = 1,000, 10 queues", net1, d1, np.array([1.0]), np.array([1_000]), args.repeats,
                 c_call=lambda out: lib.single_mva(10, 1_000, ptr(np.ascontiguousarray(d1[:, 0])), 1.0, ptr(out),
                                                   ptr(queue)),
-                kernel=_kernels.single_class_mva)
+                kernel=_exact_kernels.single_class_mva)
 
 
 def _report(lib, name, net, demand, think, population, repeats, c_call, kernel):

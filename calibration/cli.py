@@ -471,6 +471,6 @@ def register_calibrate(sub):
 
 
 def _multiclass(path):
-    from .fit import _throughput_columns, read_observations
+    from .fit import read_observations, throughput_columns
 
-    return len(_throughput_columns(read_observations(path))) > 1
+    return len(throughput_columns(read_observations(path))) > 1

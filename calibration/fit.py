@@ -95,7 +95,7 @@ def read_observations(path_or_frame) -> pd.DataFrame:
 
 # --- operational laws --------------------------------------------------------------------------
 
-def _throughput_columns(frame: pd.DataFrame, where="observations"):
+def throughput_columns(frame: pd.DataFrame, where="observations"):
     cols = [c for c in frame.columns if c == "throughput" or c.startswith("throughput.")]
     if not cols:
         raise ObservationError(where, "needs a throughput column (or throughput.<class> columns)")
@@ -109,7 +109,7 @@ def operational_demands(observations) -> pd.DataFrame:
     utilisation law), with the mean, min and max over rows.  Single-class tables only
     (with several classes use :func:`regression_demands`).  Units: those of 1/X."""
     frame = read_observations(observations)
-    xcols = _throughput_columns(frame)
+    xcols = throughput_columns(frame)
     if len(xcols) != 1:
         raise ObservationError("observations", "the utilisation law needs one throughput per row; with several "
                                                "classes use the regression")
@@ -134,7 +134,7 @@ def regression_demands(observations, background: bool = False) -> pd.DataFrame:
     from scipy.optimize import nnls
 
     frame = read_observations(observations)
-    xcols = _throughput_columns(frame)
+    xcols = throughput_columns(frame)
     devices = [c for c in frame.columns if c.startswith("utilization.")]
     if not devices:
         raise ObservationError("observations", "needs utilization.<device> columns")

@@ -2,7 +2,7 @@
 drives them; see there for the method and its references.
 
 Arrays over the population lattice are flat, mixed radix with class 0 fastest (as in
-:mod:`mva._kernels`), and hold natural logarithms of normalising constants; ``-inf`` is
+:mod:`mva._exact_kernels`), and hold natural logarithms of normalising constants; ``-inf`` is
 an exact zero.  Every operation is a log-sum-exp of positive terms: nothing is
 subtracted, so no cancellation can occur whatever the population.
 """
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._kernels import _jit, next_population
+from ._exact_kernels import _jit, next_population
 
 
 @_jit

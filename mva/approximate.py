@@ -68,7 +68,7 @@ ratio of successive changes; an iteration stops when that estimate (and the chan
 is at most ``tol``.  Near saturation substitution can oscillate; on a network of queues
 and delays (no station carries marginals) a fixed point that has not converged after 500
 substitution steps is finished by Newton's method on the C class throughputs, each
-station's queue lengths solved in closed form (:func:`mva._amva_kernels.amva_newton`);
+station's queue lengths solved in closed form (:func:`mva._approximate_kernels.amva_newton`);
 ``extras["newton_iterations"]`` counts its steps.  Linearizer solves its inner fixed
 points to ``tol / 10`` and applies the same test to its outer iteration.  A result that stops at an iteration cap carries
 ``converged=False`` and a :class:`~mva.errors.NumericalWarning` is issued.
@@ -81,8 +81,9 @@ import warnings
 
 import numpy as np
 
-from ._amva_kernels import amva_fixed_point, amva_newton, damped, estimated_error
+from ._approximate_kernels import amva_fixed_point, amva_newton, damped, estimated_error
 from .errors import ModelError, NumericalWarning
+from .jit import once
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
@@ -472,13 +473,8 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
                         max_outer=max_outer)
 
 
-_WARM = False
-
-
+@once
 def _warm_up():
-    """Load the compiled kernel (numba cache) before any timing."""
-    global _WARM
-    if not _WARM:
-        _WARM = True
-        plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
-        _State(plan, plan.population).solve(plan, *_zero_corrections(plan), 1e-8, 10)
+    """Load the approximate solvers' compiled kernel (numba cache) before any timing."""
+    plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
+    _State(plan, plan.population).solve(plan, *_zero_corrections(plan), 1e-8, 10)

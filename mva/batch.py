@@ -1,9 +1,9 @@
 """Batch solver: exact MVA of many closed single-class networks of one shape in one pass.
 
 Cases share the stations' kinds and capacities, the population and the class structure;
-demands and think times vary per case.  The recursion is :func:`mva._kernels.single_class_mva`
+demands and think times vary per case.  The recursion is :func:`mva._exact_kernels.single_class_mva`
 run over a leading batch axis inside one compiled loop
-(:func:`mva._kernels.batch_single_class_mva`), complements included, so each case's
+(:func:`mva._exact_kernels.batch_single_class_mva`), complements included, so each case's
 numbers are bit-for-bit those of :func:`mva.exact_mva` on that case, without B Python
 calls.  Networks with many stations that carry marginals take their complements from the
 convolution (:mod:`mva.convolution`), one case at a time, as :func:`mva.exact_mva` does.
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels, convolution
+from . import _exact_kernels, convolution
 from .errors import ModelError
-from .exact import _warm_up, exact_algorithm, solve_with_complements
+from .exact import exact_algorithm, solve_with_complements, warm_up
 from .network import Network
 from .plan import SolverPlan
 
@@ -59,15 +59,15 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
     if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.all(np.isfinite(think))
             and np.all(think >= 0)):
         raise ModelError("demand", "demands and think times must be finite and >= 0")
-    _warm_up()
+    warm_up()
     if exact_algorithm(plan) == "mva-recursive":
         x, resid, queue, marginal = solve_with_complements(
-            plan, _kernels.batch_single_class_mva, demand[:, :, None], think[:, None], batch=True)
+            plan, _exact_kernels.batch_single_class_mva, demand[:, :, None], think[:, None], batch=True)
     else:   # many stations with marginals: complements by convolution, case by case
         parts = [convolution.complement_throughputs(plan, demand[b][:, None], think[b:b + 1]) for b in range(B)]
         comp_index = parts[0][0]
         comp = np.stack([p[1] for p in parts])
-        x, resid, queue, marginal = _kernels.batch_single_class_mva(
+        x, resid, queue, marginal = _exact_kernels.batch_single_class_mva(
             demand[:, :, None], plan.is_delay, plan.table, plan.cap_len, plan.tracked, think[:, None],
             plan.population, comp_index, comp, plan.residual)
     throughput = x[:, -1, 0].copy()

@@ -99,7 +99,7 @@ def complement_log_constants(plan, demand=None, think=None) -> dict:
 
 
 def complement_throughputs(plan, demand=None, think=None):
-    """Complement throughputs in the layout :func:`mva._kernels.closed_lattice_mva` takes.
+    """Complement throughputs in the layout :func:`mva._exact_kernels.closed_lattice_mva` takes.
 
     Returns ``comp_index`` (M,) (row of station k, -1 if it carries no marginals) and
     ``comp_throughput`` (K, L, C): X_c^{-k}(n) = G_{-k}(n - e_c)/G_{-k}(n) (1/time unit;

@@ -39,8 +39,9 @@ import time
 
 import numpy as np
 
-from . import _kernels, convolution
+from . import _exact_kernels, convolution
 from .errors import ModelError
+from .jit import once
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
@@ -130,7 +131,7 @@ def _closed_lattice(plan, force_lattice=False, algorithm=None):
         _check_lattice(plan)
         plan.lattice_checked = True
     single = len(plan.population) == 1 and not force_lattice
-    kernel = _kernels.single_class_mva if single else _kernels.closed_lattice_mva
+    kernel = _exact_kernels.single_class_mva if single else _exact_kernels.closed_lattice_mva
     algorithm = algorithm or exact_algorithm(plan)
     if not plan.needs_marginals:   # no complements: the whole network in one kernel call
         comp_index, comp = np.full(len(plan.cap_len), -1, dtype=np.int64), _NO_COMPLEMENT
@@ -146,9 +147,9 @@ def solve_with_complements(plan, kernel, demand, think, batch=False):
     """Run ``kernel`` on the whole network after the complement networks it needs.
 
     A station that carries marginals needs p(0) from the network without it (see
-    :mod:`mva._kernels`), and so on recursively; each distinct subset of stations is solved
+    :mod:`mva._exact_kernels`), and so on recursively; each distinct subset of stations is solved
     once.  ``demand`` is (M, C), or (B, M, C) with ``batch`` (then ``think`` is (B, C)
-    and complements are stacked on axis 1, as :func:`~mva._kernels.batch_single_class_mva`
+    and complements are stacked on axis 1, as :func:`~mva._exact_kernels.batch_single_class_mva`
     expects).  Returns the kernel's outputs for the whole network.
     """
     is_delay, table, cap_len, tracked, population, residual = (plan.is_delay, plan.table, plan.cap_len,
@@ -231,7 +232,7 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
     if algorithm != "auto" and algorithm not in EXACT_ALGORITHMS:
         raise ModelError("options.algorithm", f"unknown algorithm {algorithm!r}; valid: auto, "
                                               f"{', '.join(EXACT_ALGORITHMS)}")
-    _warm_up()
+    warm_up()
     start = time.perf_counter()
     plan = SolverPlan.of(network)
     if algorithm == "mva-convolution" and plan.residual.any() and plan.needs_marginals:
@@ -248,18 +249,13 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
                            accuracy="exact", extras={"algorithm": chosen})
 
 
-_WARM = False
-
-
-def _warm_up():
-    """Load the compiled kernels (numba cache) before any timing: that is start-up cost."""
-    global _WARM
-    if not _WARM:
-        plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
-        for force in (False, True):
-            for algorithm in EXACT_ALGORITHMS:
-                _closed_lattice(plan, force_lattice=force, algorithm=algorithm)
-        _WARM = True
+@once
+def warm_up():
+    """Load the exact solvers' compiled kernels (numba cache) before any timing."""
+    plan = SolverPlan(Network([Station("warm-up", "queue", [1.0])], population=[1]))
+    for force in (False, True):
+        for algorithm in EXACT_ALGORITHMS:
+            _closed_lattice(plan, force_lattice=force, algorithm=algorithm)
 
 
 def closed_throughput_curve(network: Network) -> np.ndarray:

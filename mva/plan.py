@@ -79,7 +79,7 @@ class SolverPlan:
         Closed populations and think times.
     closed_demand : ndarray (M, C_closed)
     is_delay, table, cap_len : the effective capacity functions seen by closed classes,
-        packed as in :mod:`mva._kernels` (delay mask, (M, Jmax) table, J per station).
+        packed as in :mod:`mva._exact_kernels` (delay mask, (M, Jmax) table, J per station).
     tracked : ndarray (M,)
         J - 1 for non-delay stations: marginal probabilities p(0..J-2) a solver carries.
     """

@@ -184,7 +184,8 @@ def _report(args, kernels):
         wide = frame.pivot_table(index="kernel", columns=["buffers", "case"], values=col, sort=False)
         print(title)
         print(wide.round(1).to_string(), "\n")
-    report_findings(findings(frame), args, "Findings against the paper")
+    report_findings(findings(frame), args, "Findings against the paper",
+                    "cc-NUMA page placement and proxies (Talbot & Kelly 1999): findings on our machine")
     print()
     agree = _ranks_agree(frame)
     print("The ccnuma queueing model against the simulator")

@@ -20,14 +20,16 @@ from collections.abc import Callable
 from mva.errors import ModelError
 from mva.output import refuse_overwrite
 
-from .findings import format_findings, write_findings
+from .findings import format_findings, markdown, write_findings
 
-__all__ = ["study_parser", "run_study", "add_study_options", "report_findings", "runs_options"]
+__all__ = ["study_parser", "run_study", "add_study_options", "report_findings", "write_outputs", "runs_options"]
 
 
 def add_study_options(parser: argparse.ArgumentParser, runs: bool = True) -> argparse.ArgumentParser:
     """``--findings``, ``--force`` and (``runs``) the executor's options on ``parser``."""
     parser.add_argument("--findings", metavar="FILE", help="write the findings against the paper to FILE (JSON)")
+    parser.add_argument("--results", metavar="FILE", help="write the findings as a Markdown page to FILE "
+                                                          "(docs/results/NAME.md)")
     parser.add_argument("--force", action="store_true", help="overwrite output files that exist")
     if runs:
         parser.add_argument("--processes", type=int, metavar="N",
@@ -52,11 +54,23 @@ def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentP
     return add_study_options(p)
 
 
-def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable, files=("csv", "findings")) -> int:
+def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
+              files=("csv", "findings", "results")) -> int:
     """Parse ``argv``, check the kernels against ``kernels`` and the output ``files``
     (option names) against existing files, then ``body(args, kernels)``; 0, or 2 with
     one line naming the field."""
     args = parser.parse_args(argv)
+    # the command as the --results page names it (without the output file options)
+    args.prog_module = parser.prog.removeprefix("python -m ").strip()
+    shown, skip = [], False
+    for a in (sys.argv[1:] if argv is None else list(argv)):
+        if skip:
+            skip = False
+        elif a in ("--results", "--findings", "--csv", "--plot"):
+            skip = True
+        elif a != "--force" and not a.startswith(("--results=", "--findings=")):
+            shown.append(a)
+    args.argv_shown = shown
     try:
         chosen = [k.strip() for k in args.kernels.split(",") if k.strip()] if kernels else []
         bad = [k for k in chosen if k not in kernels]
@@ -73,9 +87,20 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable, fi
     return 0
 
 
-def report_findings(rows, args, title: str) -> None:
-    """Print the findings table (FINDINGS.md format) and write ``--findings`` if given."""
+def report_findings(rows, args, title: str, page_title: str = "") -> None:
+    """Print the findings table (FINDINGS.md format), and write ``--findings`` (JSON) and
+    ``--results`` (Markdown, titled ``page_title``) if given."""
     print(format_findings(rows, title))
+    write_outputs(rows, args, page_title or title)
+
+
+def write_outputs(rows, args, page_title: str) -> None:
+    """``--findings`` and ``--results`` files of ``rows``, where asked for."""
     if getattr(args, "findings", None):
         write_findings(rows, args.findings)
         print(f"wrote {args.findings}")
+    if getattr(args, "results", None):
+        command = " ".join(["python -m", args.prog_module, *args.argv_shown])
+        with open(args.results, "w") as f:
+            f.write(markdown(rows, page_title, command))
+        print(f"wrote {args.results}")

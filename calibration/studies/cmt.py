@@ -193,7 +193,7 @@ def main(argv=None) -> int:
                                                                             "scheduler (default avg)")
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX-predictions.csv and PREFIX-scheduling.csv")
     add_study_options(p, runs=False)
-    return run_study(p, argv, (), _report, files=("findings",))
+    return run_study(p, argv, (), _report, files=("findings", "results"))
 
 
 def _report(args, _) -> None:
@@ -230,7 +230,8 @@ def _report(args, _) -> None:
     print("Balance-set scheduling (8 threads, one 4-context core):")
     print(sched.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print()
-    report_findings(findings(pred, sched), args, "Findings against the paper")
+    report_findings(findings(pred, sched), args, "Findings against the paper",
+                    "Chip multithreading (Fedorova, Seltzer, Small & Nussbaum 2004): findings on our machine")
     if args.csv:
         pred.to_csv(f"{args.csv}-predictions.csv", index=False)
         sched.to_csv(f"{args.csv}-scheduling.csv", index=False)

@@ -29,7 +29,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
-__all__ = ["Claim", "Finding", "judge", "format_findings", "write_findings", "count_line"]
+__all__ = ["Claim", "Finding", "judge", "format_findings", "write_findings", "count_line", "markdown"]
 
 VERDICTS = ("yes", "partly", "no")
 
@@ -139,3 +139,17 @@ def write_findings(rows, path) -> None:
     with open(path, "w") as f:
         json.dump([r.to_dict() for r in rows], f, indent=1)
         f.write("\n")
+
+
+def markdown(rows, title: str, command: str) -> str:
+    """The findings as a Markdown page (``docs/results/*.md``): a title, the command that
+    made it, one table row per finding, notes, and the count line."""
+    cell = lambda x: "-" if x is None else f"{x:.4g}"  # noqa: E731
+    lines = [f"# {title}", "", f"Written by `{command}`; regenerate it the same way.", "",
+             "| id | source | metric | paper | band | ours | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.id} | {r.source} | {r.metric} | {cell(r.paper_value)} | "
+                     f"[{cell(r.band[0])}, {cell(r.band[1])}] | {cell(r.value)} | {r.verdict} |")
+    lines += ["", "Notes:", ""] + [f"- **{r.id}**: {r.note}" for r in rows if r.note]
+    lines += ["", count_line(rows), ""]
+    return "\n".join(lines)

@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     p = study_parser("python -m calibration.studies.svm", __doc__, 16, KERNELS)
     p.add_argument("--events", type=int, default=2_000_000, help="simulation events per validation solve")
     p.add_argument("--plot", metavar="PNG", help="draw the Figure 3 style speedup bars to PNG")
-    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings"))
+    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings", "results"))
 
 
 def _report(args, kernels):
@@ -253,7 +253,8 @@ def _report(args, kernels):
     cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HB", "BO", "BH", "BB", "B+O", "B+B") if c in wide]
     print(wide[cols].round(2).to_string(), "\n")
     print("\n".join(conclusions(frame)), "\n")
-    report_findings(findings(frame), args, "Findings against the paper (the layered model on our kernels)")
+    report_findings(findings(frame), args, "Findings against the paper (the layered model on our kernels)",
+                    "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings on our kernels")
     print()
     check = validation(values, events=args.events)
     print("MVA against discrete-event simulation of the same network (speedup)")

@@ -16,8 +16,8 @@ import sys
 from models.tpcc_smp.ceiling import one_cpu_bound
 
 from ..profiles.tpcc_smp import UNKNOWNS, TPCCCalibration, calibrate
-from .cli import add_study_options, run_study
-from .findings import Claim, format_findings, judge, write_findings
+from .cli import add_study_options, run_study, write_outputs
+from .findings import Claim, format_findings, judge
 
 __all__ = ["CLAIMS", "findings", "main"]
 
@@ -122,10 +122,10 @@ def main(argv=None) -> int:
     def body(args, _):
         cal = calibrate(tuple(args.fit or UNKNOWNS), loss=args.loss, loss_scale=args.loss_scale)
         print(_report(cal, one_cpu_bound()))
-        if args.findings:
-            write_findings(findings(cal), args.findings)
+        write_outputs(findings(cal), args, "TPC-C on an SMP (Du, Zhang, Dong & Zhang, JPDC 2001): findings of the "
+                                           "model fitted on Tables 10 and 12")
 
-    return run_study(parser, argv, (), body, files=("findings",))
+    return run_study(parser, argv, (), body, files=("findings", "results"))
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ import time
 
 from ..sim.bus import BusConfig, simulate_bus
 from ..sim.synthetic import generate
-from .cli import add_study_options, run_study
-from .findings import Claim, Finding, format_findings, judge, write_findings
+from .cli import add_study_options, run_study, write_outputs
+from .findings import Claim, Finding, format_findings, judge
 
 __all__ = ["run_report", "format_report", "CLAIMS", "main"]
 
@@ -180,10 +180,10 @@ def main(argv=None) -> int:
     def body(args, _):
         report = run_report(args.references, args.workload, progress=sys.stderr.isatty())
         print(json.dumps(report) if args.format == "json" else format_report(report))
-        if args.findings:
-            write_findings([Finding(**f) for f in report["findings"]], args.findings)
+        write_outputs([Finding(**f) for f in report["findings"]], args,
+                      "TPC-W on shared-bus SMPs (Foglia, Giorgi & Prete 2004): findings on the EC-server preset")
 
-    return run_study(parser, argv, (), body, files=("findings",))
+    return run_study(parser, argv, (), body, files=("findings", "results"))
 
 if __name__ == "__main__":
     sys.exit(main())

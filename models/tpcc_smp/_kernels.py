@@ -16,7 +16,6 @@ from mva.jit import jit, prange
 from .equations import (disk_visit_time, disks_time, io_bus_demand, memory_bus_demand, memory_demand,
                         read_wait)
 
-N_TIMES = 9
 
 
 @jit

@@ -91,8 +91,7 @@ def disk_visit_scale_from_table12() -> float:
     throughput = tpmc_c2 / 60.0 / mix[0]                       # transactions/s
     disk_cycles = times["S_seek"] + times["S_latency"] + times["S_transfer"]
     per_tx = mix @ visits["disk_read"] * (disk_cycles + times["S_Dcache"]) + mix @ visits["disk_write"] * disk_cycles
-    clock = 200e6
-    return float(u_disk / throughput * clock / per_tx)
+    return float(u_disk / throughput * data.CLOCK_HZ / per_tx)
 
 
 #: Defaults fitted on the paper's Tables 10 (tpmC of C1 with 1-4 CPUs) and 12 (device
@@ -115,7 +114,7 @@ def _parameters() -> tuple[Parameter, ...]:
         P("cpus", 1, "CPUs", "k, processors in the CPU centre (Table 9)", integer(1, 1024)),
         P("io_buses", 1, "buses", "L, I/O buses (Table 9)", integer(1, 1024)),
         P("disks", 1, "disks", "disks in all (Table 9; the paper's K x L)", integer(1, 4096)),
-        P("cpu.clock", 200e6, "Hz", "processor clock (Table 7: 200 MHz); converts cycles to seconds", pos),
+        P("cpu.clock", data.CLOCK_HZ, "Hz", "processor clock (Table 7: 200 MHz); converts cycles to seconds", pos),
         P("cpu.cpi", CALIBRATED["cpu.cpi"], "cycles/instruction", "effective cycles per instruction of the CPU "
           "centre, fitted on Tables 10 and 12 (Table 7's S_CPU is 1: model.inputs = table6)", pos),
         P("cpu.cache_hit_rate", 0.9, "fraction", "share of memory references that hit the cache "

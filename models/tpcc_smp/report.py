@@ -28,9 +28,6 @@ from .model import CALIBRATED, PARAMETERS, TPCCSMP, disk_visit_scale_from_table1
 
 __all__ = ["Reproduction", "reproduce", "case_values", "main"]
 
-TPMC_TABLES = (10, 11, 13, 14, 15, 16, 17)
-
-
 def case_values(row, base: dict | None = None) -> dict:
     """Model parameters of one published case (a row of the published CSVs)."""
     values = dict(base or {})
@@ -207,7 +204,7 @@ def _cpu_steps(solve, t):
     holds = g[0] >= 0.10 and g[0] > 2 * g[1] and g[0] > 2 * g[2]
     one_cpu = solve({**data.configuration_values("C1"), "cpus": 1})
     vis = data.visits()
-    cpu_s = data.mix() @ vis["cpu"] / 200e6
+    cpu_s = data.mix() @ vis["cpu"] / data.CLOCK_HZ
     why = "" if holds else (
         f"with Table 6 (mix-weighted {data.mix() @ vis['cpu'] / 1e6:.1f} M instructions per transaction), "
         f"CPI 1 at 200 MHz and a 90% hit rate, one CPU is {one_cpu.outputs['utilization']['cpu']:.0%} busy at "

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._kernels import _jit
+from ._exact_kernels import _jit
 
 
 @_jit
@@ -57,7 +57,7 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        non-exponential service (0 elsewhere): adds the
                                        residual-time term sum_j U_kj(n - e_c) D_kj (scv - 1)/2,
                                        U_kj(n - e_c) estimated as X_j D_kj (n_j - [j = c]) / n_j
-                                       (see :func:`mva._kernels.closed_lattice_mva`).
+                                       (see :func:`mva._exact_kernels.closed_lattice_mva`).
     tol : float                        stop when :func:`estimated_error` of the largest
                                        change of an iteration (|dX_c| / X_c, |dQ_kc| / n_c,
                                        |dp_k(j)|) is <= tol.
