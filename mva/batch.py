@@ -17,7 +17,7 @@ from . import _exact_kernels, convolution
 from .errors import ModelError
 from .exact import exact_algorithm, solve_with_complements, warm_up
 from .network import Network
-from .plan import SolverPlan
+from .plan import SolverPlan, utilization
 
 __all__ = ["batch_exact_single_class", "can_batch"]
 
@@ -72,17 +72,6 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
             plan.population, comp_index, comp, plan.residual)
     throughput = x[:, -1, 0].copy()
     residence = resid[:, :, 0]
-    work = demand * throughput[:, None]
-    util = work.copy()
-    for k, station in enumerate(network.stations):
-        cap = plan.capacities[k]
-        if station.kind == "multi":
-            util[:, k] = work[:, k] / station.servers
-        elif station.kind == "ld":
-            if len(cap) == 1:
-                util[:, k] = work[:, k] / cap[0]
-            else:
-                busy = work[:, k] > 0
-                util[busy, k] = (1.0 - marginal[busy, k, 0] * 1.0) * work[busy, k] / work[busy, k]
+    util = utilization(plan, (demand * throughput[:, None])[:, :, None], marginal)[:, :, 0]
     return {"throughput": throughput, "response_time": residence.sum(axis=1), "residence_time": residence,
             "queue_length": residence * throughput[:, None], "utilization": util}

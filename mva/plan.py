@@ -250,10 +250,19 @@ def _with_approximation_note(plan: SolverPlan, status: dict) -> dict:
 
 def _utilization(network, plan, throughput, marginal):
     """Utilisation per station and class, as defined in :class:`~mva.result.Result`."""
-    work = network.demands * throughput[None, :]
+    return utilization(plan, network.demands * throughput[None, :], marginal)
+
+
+def utilization(plan, work, marginal):
+    """Utilisation per station and class from the work ``X_c D_kc`` (``(..., M, C)``, any
+    leading batch axes) and the marginals ``p_k(j)`` (``(..., M, J)``): work over the
+    divisor (servers, a constant capacity), or for a load-dependent station ``1 - p_k(0)``
+    split over the classes by their work (the one rule of every exact solver and the
+    batch path)."""
     util = work / plan.util_divisor[:, None]
     for k, no_open in plan.busy_from_marginal:
-        total = work[k].sum()
-        if total > 0:
-            util[k] = (1.0 - marginal[k, 0] * no_open) * work[k] / total
+        total = work[..., k, :].sum(axis=-1, keepdims=True)
+        busy = total > 0
+        share = (1.0 - marginal[..., k, 0:1] * no_open) * work[..., k, :] / np.where(busy, total, 1.0)
+        util[..., k, :] = np.where(busy, share, util[..., k, :])
     return util
