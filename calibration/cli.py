@@ -286,8 +286,7 @@ def _cmd_simulate(args):
         rows = []
         for case, cfg in configs:
             d = machine.simulate(wl, machine.prepared(wl, cfg), progress=progress).to_dict()
-            d["config"] = {**d["config"], **{k: v for k, v in cfg.to_dict().items() if k in machine.options()
-                                             and isinstance(v, str)}}      # the schedule asked for, not its groups
+            d["config"] = cfg.to_dict()      # as asked: a perf/fair schedule by name, not its groups
             if args.format == "json":
                 out.write(json.dumps({**({"case": case} if args.sweep else {}), **d}) + "\n")
             elif args.sweep:

@@ -41,33 +41,24 @@ def run_all(tasks: Sequence[tuple[Callable, tuple]], processes: int | None = Non
         return _on_dask(tasks, workers, scheduler, progress)
     count = min(processes or default_processes(), max(len(tasks), 1))
     if count == 1:
-        return _in_order((_Done(function(*args)) for function, args in tasks), progress)
+        return _in_order((function(*args) for function, args in tasks), progress)
     with ProcessPoolExecutor(max_workers=count) as pool:
-        return _in_order([pool.submit(function, *args) for function, args in tasks], progress)
+        return _in_order((f.result() for f in [pool.submit(function, *args) for function, args in tasks]), progress)
 
 
 def _on_dask(tasks, workers, scheduler, progress) -> list:
     from mva.cluster import dask_client
 
     with dask_client(scheduler, workers) as client:
-        return _in_order([client.submit(function, *args, pure=False) for function, args in tasks], progress)
+        return _in_order((f.result() for f in [client.submit(function, *args, pure=False) for function, args in tasks]),
+                         progress)
 
 
-def _in_order(futures, progress) -> list:
-    """The futures' results in submission order, ``progress`` told of each."""
-    results = []
-    for future in futures:
-        results.append(future.result())
+def _in_order(results, progress) -> list:
+    """``results`` (an iterator, in task order) as a list, ``progress`` told of each."""
+    out = []
+    for result in results:
+        out.append(result)
         if progress:
-            progress(results[-1])
-    return results
-
-
-class _Done:
-    """A result computed here, with a future's ``result()``."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
+            progress(result)
+    return out
