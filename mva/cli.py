@@ -13,13 +13,14 @@ import contextlib
 import enum
 import io
 import json
+import math
 import os
 import signal
 import sys
 import warnings
 from importlib.metadata import entry_points
 
-from .errors import ModelError, NumericalWarning
+from .errors import ModelError, NumericalWarning, printable
 from .output import open_output, output_stream, refuse_overwrite
 
 __all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
@@ -46,15 +47,22 @@ def _headed(name: str, units: dict) -> str:
 
 
 def _cell(value, half, width: int) -> str:
-    """``value`` right-aligned, with `` ± half-width`` when a simulation gave one."""
-    return f"{value:>{width}.6g}" + (f" ± {half:<9.2g}" if half is not None else "")
+    """``value`` right-aligned, with `` ± half-width`` when a simulation gave one; a value
+    or an interval that could not be estimated prints as ``n/a`` (the result's message
+    says why), never as nan or inf."""
+    shown = f"{value:>{width}.6g}" if math.isfinite(value) else f"{'n/a':>{width}}"
+    if half is None:
+        return shown
+    return shown + (f" ± {half:<9.2g}" if math.isfinite(half) else f" ± {'n/a':<9}")
 
 
 def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
     out = io.StringIO()
     title = net_name or os.path.basename(path)
     out.write(f"{title}  (method: {result.method}, solve time {result.solve_seconds * 1e3:.3f} ms)\n")
-    if not result.converged:
+    if result.method == "simulation":
+        out.write(f"{'WARNING: ' if not result.converged else ''}{result.message}\n")
+    elif not result.converged:
         out.write(f"WARNING: not converged after {result.iterations} iterations\n")
     if result.method != "exact" and "auto" in result.extras:
         out.write(f"chosen by --method auto: {result.extras['auto']}\n")
@@ -187,7 +195,7 @@ def _solver(args) -> dict:
     given = (("method", args.method), ("tol", args.tol), ("max_iter", args.max_iter),
              ("max_outer", args.max_outer), ("multiserver", args.multiserver), ("seed", args.seed),
              ("events", args.events), ("replications", args.replications), ("precision", args.precision),
-             ("confidence", args.confidence))
+             ("target", args.precision_target), ("confidence", args.confidence))
     return {name: value for name, value in given if value is not None}
 
 
@@ -418,7 +426,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--replications", type=int, metavar="R",
                      help="independent replications (default 1: batch means of one run)")
     sim.add_argument("--precision", type=float, metavar="F",
-                     help="run until every class's throughput is within this relative half-width")
+                     help="run until the --precision-target is within this relative half-width (the message "
+                          "says which class and measure bound the run)")
+    sim.add_argument("--precision-target", metavar="MEASURE",
+                     help="measure of --precision (default auto: what is not known in advance, the throughput of "
+                          "closed classes and the response time of open ones; or throughput, response_time, ...; "
+                          "a model kind's own outputs, e.g. tpmC)")
     sim.add_argument("--confidence", type=float, metavar="P", help="level of the intervals (default 0.95)")
     solve_p.add_argument("--format", default="table", choices=("table", "json", "csv", "parquet"),
                          help="output format (default: table); json is one object per line per file or "
@@ -452,6 +465,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Simulation settings as the command line spells them (``--events``, not ``events``).
+_SETTING_OPTIONS = {"seed": "--seed", "events": "--events", "replications": "--replications",
+                    "precision": "--precision", "target": "--precision-target", "confidence": "--confidence"}
+
+
+def _as_given(args, exc: ModelError) -> str:
+    """The error naming the option the user typed when it was a simulation setting."""
+    option = _SETTING_OPTIONS.get(exc.field)
+    if option and getattr(args, option[2:].replace("-", "_"), None) is not None:
+        return printable(f"{option}: {exc.problem}")
+    return str(exc)
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (see :class:`ExitCode`)."""
     parser = build_parser()
@@ -462,7 +488,7 @@ def main(argv=None) -> int:
     try:
         return int(args.handler(args))
     except ModelError as exc:
-        print(f"mva: {exc}", file=sys.stderr)
+        print(f"mva: {_as_given(args, exc)}", file=sys.stderr)
         return ExitCode.INPUT_ERROR
     except BrokenPipeError:  # e.g. piped into head
         return ExitCode.OK

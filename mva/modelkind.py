@@ -95,8 +95,14 @@ class ModelSolution:
     confidence_level: float = 0.0
 
     def flat(self) -> dict:
-        """The outputs by dotted name (``utilization.cpu``), then ``converged``: one row of a sweep."""
-        return {**flatten(self.outputs), "converged": bool(self.converged)}
+        """The outputs by dotted name (``utilization.cpu``), a simulation's half-widths as
+        ``NAME_half_width`` (NaN where unknown), then ``converged``: one row of a sweep."""
+        row = flatten(self.outputs)
+        if self.half_width:
+            import math
+            row.update({f"{name}_half_width": (h if math.isfinite(h) else math.nan)
+                        for name, h in flatten(self.half_width).items()})
+        return {**row, "converged": bool(self.converged)}
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"model", "kind", "outputs", "units", "converged", ...}``."""
@@ -331,7 +337,7 @@ def bind_kind(doc: dict, solver: dict | None = None):
 
 
 #: Solver options a model kind's ``simulate`` takes from the command line.
-SIMULATION_OPTIONS = ("seed", "events", "replications", "precision", "confidence", "workers", "scheduler")
+SIMULATION_OPTIONS = ("seed", "events", "replications", "precision", "target", "confidence", "workers", "scheduler")
 
 
 class Simulating(ModelKind):

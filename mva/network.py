@@ -35,6 +35,13 @@ STATION_KINDS = ("queue", "delay", "multi", "ld")
 DISCIPLINES = ("ps", "fcfs", "priority")
 #: Largest population of a class: solvers count customers in 64-bit integers.
 MAX_POPULATION = 2 ** 63 - 1
+#: Most servers of a ``multi`` station: the solvers keep one entry per server, and a
+#: station with more servers than customers is a delay station (use ``type = "delay"``).
+MAX_SERVERS = 1_000_000
+#: Largest service-time SCV: beyond it the two-phase hyperexponential's long branch is so
+#: rare that no run of a feasible length sees enough of it (at 10^6 a 2 M-event run's
+#: interval excluded the true mean).
+MAX_SCV = 10_000.0
 
 
 def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
@@ -73,7 +80,7 @@ class Station:
     demand : sequence of float, one per class
         Service demand per interaction (visits x service time per visit), >= 0, in the
         network's time unit (e.g. seconds).  A scalar is accepted for one class.
-    servers : int, default 1
+    servers : int, default 1 (at most :data:`MAX_SERVERS`)
         Number of identical servers; ``kind="multi"`` only.
     capacity : sequence of float, optional
         Relative capacity ``alpha(1), alpha(2), ...`` (> 0); ``kind="ld"`` only.
@@ -88,7 +95,7 @@ class Station:
     scv : float, default 1
         Squared coefficient of variation of the service time (variance / mean^2): 1
         exponential, 0 deterministic, between them gamma, above 1 two-phase
-        hyperexponential (what the simulation draws).  Means at ``ps`` and ``delay``
+        hyperexponential (what the simulation draws); at most :data:`MAX_SCV`.  Means at ``ps`` and ``delay``
         stations do not depend on it (BCMP insensitivity); at a single-server ``fcfs``
         queue the analytic methods apply the residual-time approximation and flag it;
         elsewhere only the simulation takes it.
@@ -119,8 +126,8 @@ class Station:
         scv = self.scv
         if isinstance(scv, bool) or not isinstance(scv, (int, float, np.integer, np.floating)):
             raise ModelError(f"{where}.scv", f"must be a number, got {scv!r}")
-        if not math.isfinite(scv) or scv < 0:
-            raise ModelError(f"{where}.scv", f"must be finite and >= 0 (1 = exponential), got {scv!r}")
+        if not math.isfinite(scv) or not 0 <= scv <= MAX_SCV:
+            raise ModelError(f"{where}.scv", f"must be from 0 to {MAX_SCV:g} (1 = exponential), got {scv!r}")
         object.__setattr__(self, "scv", float(scv))
 
     def _checked_servers(self, where: str) -> int:
@@ -129,6 +136,9 @@ class Station:
         if self.kind == "multi":
             if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
                 raise ModelError(f"{where}.servers", f"must be an integer >= 1, got {s!r}")
+            if s > MAX_SERVERS:
+                raise ModelError(f"{where}.servers", f"{s:,} is more than {MAX_SERVERS:,}; a station with more "
+                                                     "servers than customers is a delay station (type = \"delay\")")
             return int(s)
         if s != 1:
             raise ModelError(f"{where}.servers", f"only a 'multi' station has servers (type is {self.kind!r})")

@@ -30,7 +30,7 @@ __all__ = ["NetworkKind", "NetworkModel", "NetworkSolution"]
 
 NUMERIC = ("demand", "think_time")
 SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver", "seed", "events", "replications",
-               "precision", "confidence", "workers", "scheduler")
+               "precision", "target", "confidence", "workers", "scheduler")
 
 
 class NetworkKind(ModelKind):
@@ -254,15 +254,42 @@ class NetworkModel(ModelKind):
         out["utilization"] = {s: float(u) for s, u in zip(result.stations, result.station_utilization(), strict=False)}
         return out
 
+    @staticmethod
+    def output_half_widths(result) -> dict:
+        """Half-widths of :meth:`outputs` from a simulation's per-class ones: a class's
+        own; for a sum over classes (system throughput, a station's utilisation) the sum
+        of the classes' half-widths, and for the throughput-weighted response time the
+        same weighting of theirs (bounds that hold however the classes' errors
+        correlate, ignoring the weights' own error); infinite where a class has none."""
+        half = result.half_width
+        one = len(result.classes) == 1
+        x = np.asarray(result.throughput)
+        hx, hr = np.asarray(half["throughput"]), np.asarray(half["response_time"])
+        weighted = float((x * hr).sum() / x.sum()) if x.sum() > 0 else float(np.max(hr, initial=0.0))
+        out = {"throughput": float(hx[0]) if one else float(hx.sum()),
+               "response_time": float(hr[0]) if one else weighted}
+        if not one:
+            out.update({f"throughput.{c}": float(h) for c, h in zip(result.classes, hx, strict=True)})
+            out.update({f"response_time.{c}": float(h) for c, h in zip(result.classes, hr, strict=True)})
+        utilization = np.asarray(half["utilization"]).sum(axis=1)
+        out["utilization"] = {s: float(h) for s, h in zip(result.stations, utilization, strict=True)}
+        return out
+
     def solve(self) -> NetworkSolution:
         """The solution, with the full per-class, per-station ``result``, the ``network``
-        and its ``time_unit``."""
+        and its ``time_unit``; a simulation's half-widths per output."""
         result = self.solve_result()
-        message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
+        if result.method == "simulation":
+            message = "" if result.converged else result.message
+        else:
+            message = "" if result.converged else f"method {result.method} did not converge ({result.iterations} iterations)"
         outputs = self.outputs(result)
+        extra = {}
+        if result.half_width:
+            extra = {"half_width": self.output_half_widths(result), "confidence_level": result.confidence_level}
         return NetworkSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
                                result.solve_seconds, message, units=self.units(outputs), result=result,
-                               network=self.network, time_unit=self.time_unit)
+                               network=self.network, time_unit=self.time_unit, **extra)
 
 
 @dataclass(frozen=True)

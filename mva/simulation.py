@@ -167,6 +167,55 @@ def _batch_measures(acc: dict) -> dict:
                 "utilization": acc["busy"] / span}
 
 
+def _unknown_in_advance(is_open: np.ndarray, mean: dict, half: dict) -> tuple:
+    """The measures a simulation of a network must estimate (``target = "auto"``): the
+    throughput of closed classes and the response time of open ones, whose throughput
+    is their arrival rate, known before the run."""
+    closed = ~is_open
+    return (np.concatenate([np.asarray(mean["throughput"])[closed], np.asarray(mean["response_time"])[is_open]]),
+            np.concatenate([np.asarray(half["throughput"])[closed], np.asarray(half["response_time"])[is_open]]))
+
+
+def _bound_by(network: Network, target: str, mean: dict, half: dict) -> str:
+    """Which entry of the precision target bound the run: ``"response_time of web
+    ±0.36%"`` (the largest relative half-width among the target's positive entries)."""
+    rows = []
+    for c, cls in enumerate(network.classes):
+        names = [target] if target != "auto" else ["response_time" if network.is_open[c] else "throughput"]
+        for name in names:
+            x, h = np.asarray(mean[name]), np.asarray(half[name])
+            for index in np.ndindex(x.shape):
+                if index[-1] == c and x[index] > 0:
+                    where = cls if x.ndim == 1 else f"{network.station_names[index[0]]}, {cls}"
+                    rows.append((h[index] / x[index], f"{name} of {where}"))
+    if not rows:
+        return f"{target}: no positive estimate"
+    worst, label = max(rows)
+    return f"{label} ±{100 * worst:.3g}%"
+
+
+#: Fewest long-branch services of a hyperexponential station a batch should see for its
+#: interval to be trusted (fewer, and a batch's mean depends on a handful of them).
+MIN_LONG_SERVICES = 30
+
+
+def _rare_long_services(network: Network, visits: np.ndarray, settings: SimulationSettings) -> str:
+    """An ``unreliable: ...`` accuracy when a station's hyperexponential service (scv > 1)
+    draws its long branch (probability (1 - sqrt((scv-1)/(scv+1)))/2, see
+    :func:`mva.variates.service_time`) fewer than :data:`MIN_LONG_SERVICES` times a
+    batch; empty when every batch saw enough."""
+    samples = settings.replications if settings.replications > 1 else settings.batches
+    for k, station in enumerate(network.stations):
+        if station.scv > 1.0:
+            long = (1.0 - np.sqrt((station.scv - 1.0) / (station.scv + 1.0))) / 2.0
+            per_batch = visits[k].sum() * long / samples
+            if per_batch < MIN_LONG_SERVICES:
+                need = int(np.ceil(settings.events * MIN_LONG_SERVICES / max(per_batch, 1e-9)))
+                return (f"unreliable: station {station.name}'s service (scv {station.scv:g}) drew its long branch "
+                        f"about {per_batch:.3g} times a batch, too few for an interval; give about {need:,} events")
+    return ""
+
+
 def simulate_network(network: Network, settings: SimulationSettings | None = None, **options) -> Result:
     """Simulate ``network`` and estimate its measures with confidence intervals.
 
@@ -176,7 +225,10 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
         Run settings (default :data:`~mva.simulation_settings.NETWORK_SIMULATION`: seed 1,
         2,000,000 events after a warm-up of a tenth of that, 20 batch means, 95%
         intervals, at most 200,000,000 events in precision mode); ``precision`` is on
-        every class's throughput.
+        ``target``: by default (``"auto"``) the throughput of closed classes and the
+        response time of open ones (their throughput is the arrival rate); or
+        ``"throughput"``, ``"response_time"``, ... for every entry of that measure.  The
+        result's message says which measure bound the run and its relative half-width.
     **options
         Fields of :class:`~mva.simulation_settings.SimulationSettings` to change (``seed``,
         ``events``, ``replications``, ``precision``, ``workers``, ...).  Replications on
@@ -192,9 +244,13 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
         ``converged`` is False when ``precision`` was not reached.
     """
     started = time.perf_counter()
-    settings = (settings or NETWORK_SIMULATION).with_options(**{**options, "target": "throughput"})
+    settings = (settings or NETWORK_SIMULATION).with_options(**options)
+    if settings.target not in ("auto", *MEASURES):
+        raise ModelError("target", f"no measure {settings.target!r}; measures: auto, {', '.join(MEASURES)}")
+    if not network.is_open.any() and not np.any(np.asarray(network.population) > 0):
+        raise ModelError("network.population", "every class is closed and empty: nothing to simulate")
     check_open_saturation(network)
-    run = analyse(partial(_Chain, network), _batch_measures, settings)
+    run = analyse(partial(_Chain, network), _batch_measures, settings, partial(_unknown_in_advance, network.is_open))
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached
     # a class that never visits a station has residence time 0 there, exactly
@@ -213,14 +269,19 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
     for name in ("throughput", "response_time"):
         mean[name] = np.where(empty, 0.0, mean[name])
         half[name] = np.where(empty, 0.0, half[name])
-    if not reached:
-        worst = np.max(np.where(throughput > 0, half["throughput"] / np.where(throughput > 0, throughput, 1), 0))
-        message += f"; precision {precision:g} not reached (throughput ±{worst:.3g} after max_events)"
+    half["throughput"] = np.where(silent, np.inf, half["throughput"])
+    if precision is not None:
+        verb = "reached" if reached else "not reached after max_events"
+        message += f"; precision {precision:g} {verb}: {_bound_by(network, settings.target, mean, half)}"
+    unknown = sorted({name for name in MEASURES if np.any(np.isinf(half[name]))})
+    if unknown:
+        message += "; no interval for some " + ", ".join(unknown) + " (fewer than two batches saw them)"
+    caution = _rare_long_services(network, total["visits"], settings)
     return Result(method="simulation", classes=network.classes, stations=network.station_names,
                   throughput=throughput, response_time=mean["response_time"],
                   residence_time=mean["residence_time"], queue_length=mean["queue_length"],
                   utilization=mean["utilization"], converged=reached, iterations=spent,
                   solve_seconds=time.perf_counter() - started, message=message,
-                  accuracy=f"{100 * confidence:g}% confidence intervals from {run.method}",
+                  accuracy=caution or f"{100 * confidence:g}% confidence intervals from {run.method}",
                   half_width=half, confidence_level=confidence,
                   extras={"events": spent, "simulated_time": float(total["time"]), "seed": int(seed)})

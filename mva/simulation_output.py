@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .errors import ModelError
 from .simulation_settings import SimulationSettings
 
 __all__ = ["Estimate", "analyse", "merge"]
@@ -45,6 +46,7 @@ class Estimate:
     how: str
     reached: bool
     method: str
+    worst: float = 0.0
 
 
 def merge(a: dict, b: dict) -> dict:
@@ -52,7 +54,8 @@ def merge(a: dict, b: dict) -> dict:
     return {k: a[k] + b[k] for k in a}
 
 
-def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: SimulationSettings) -> Estimate:
+def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: SimulationSettings,
+            auto_target: Callable[[dict, dict], tuple] | None = None) -> Estimate:
     """Run a simulator and estimate its measures with ``settings.confidence`` intervals.
 
     One run cut into ``batches`` batch means after the warm-up, or (``replications``
@@ -60,6 +63,9 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
     samples.  With ``precision``, every positive entry of the measure ``target`` must
     reach a half-width of at most that fraction of itself: batch means double their
     length, replications are added, until it does or ``max_events`` are spent.
+    ``auto_target(mean, half)`` gives the (estimates, half-widths) that ``target =
+    "auto"`` means; without it "auto" is every entry of every measure.  ``worst`` of the
+    result is the largest relative half-width among the target's positive entries.
     """
     s = settings
     seed, events, warmup, batches, replications = int(s.seed), s.events, s.warmup_events, s.batches, s.replications
@@ -85,9 +91,25 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
             half[name] = np.where(count >= 2, t_quantile * spread / np.sqrt(np.maximum(count, 1)), np.inf)
         return mean, half, total
 
+    def selected(mean, half):
+        if target == "auto":
+            if auto_target is not None:
+                return auto_target(mean, half)
+            names = list(mean)
+        elif target in mean:
+            names = [target]
+        else:
+            raise ModelError("target", f"no measure {target!r}; measures: auto, {', '.join(mean)}")
+        return (np.concatenate([np.ravel(mean[n]) for n in names]).astype(float),
+                np.concatenate([np.ravel(half[n]) for n in names]).astype(float))
+
+    def relative(mean, half):
+        x, h = selected(mean, half)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(x > 0, h / np.where(x > 0, x, 1.0), 0.0)
+
     def precise(mean, half):
-        x, h = np.asarray(mean[target]), np.asarray(half[target])
-        return bool(np.all((x <= 0) | (h <= precision * x)))
+        return bool(np.all(relative(mean, half) <= precision))
 
     if replications > 1:
         limit = max(replications, max_events // (warmup + events)) if precision is not None else replications
@@ -118,7 +140,9 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
         how = f"{spent:,} events ({warmup:,} warm-up), {batches} batches, seed {seed}"
         method = "batch means"
     reached = precision is None or precise(mean, half)
-    return Estimate(mean=mean, half=half, total=total, spent=spent, how=how, reached=reached, method=method)
+    worst = float(np.max(relative(mean, half), initial=0.0))
+    return Estimate(mean=mean, half=half, total=total, spent=spent, how=how, reached=reached, method=method,
+                    worst=worst)
 
 
 def _replication(make_chain, seed: int, warmup: int, events: int) -> dict:

@@ -26,7 +26,16 @@ import numpy as np
 
 from .errors import ModelError
 
-__all__ = ["SimulationSettings", "NETWORK_SIMULATION", "SETTING_NAMES"]
+__all__ = ["SimulationSettings", "NETWORK_SIMULATION", "SETTING_NAMES", "MIN_BATCH_EVENTS", "MAX_EVENTS"]
+
+#: Fewest events in a batch (or a replication): shorter batches are so correlated, and
+#: so often see a class complete nothing, that Student's t over their means is no
+#: interval at all (20 batches of one event gave half-widths of infinity).
+MIN_BATCH_EVENTS = 1_000
+
+#: Most events one run may spend (warm-up, events and replications together): about
+#: 10 minutes of a network simulation on one core at the measured 20 M events/s.
+MAX_EVENTS = 10_000_000_000
 
 
 def _integer(value) -> bool:
@@ -43,7 +52,8 @@ class SimulationSettings:
     (>= 2); ``replications``: independent runs of ``warmup + events`` events each (more
     than one: intervals from the replication means); ``confidence``: level of the
     intervals; ``precision``: continue until every positive entry of the measure
-    ``target`` has a half-width of at most this fraction of itself (None: one run of
+    ``target`` has a half-width of at most this fraction of itself (``"auto"``: the
+    measures the simulator does not know in advance, its own choice; None: one run of
     ``events``), or ``max_events`` are spent; ``workers``, ``scheduler``: run the
     replications on a local Dask cluster of that many processes, or on the running
     scheduler at that address, with the result of a serial run.
@@ -56,7 +66,7 @@ class SimulationSettings:
     replications: int = 1
     confidence: float = 0.95
     precision: float | None = None
-    target: str = "throughput"
+    target: str = "auto"
     max_events: int = 200_000_000
     workers: int | None = None
     scheduler: str | None = None
@@ -76,8 +86,23 @@ class SimulationSettings:
         if self.precision is not None and not (isinstance(self.precision, (int, float))
                                                and 0.0 < self.precision < 1.0):
             raise ModelError("precision", f"must be a fraction between 0 and 1, got {self.precision!r}")
+        self._check_run_length()
         if (self.workers or self.scheduler) and self.replications < 2:
             raise ModelError("workers", "distributes independent replications: give replications >= 2")
+
+    def _check_run_length(self):
+        """Enough events per batch for an interval; few enough events to end."""
+        per_sample = self.events if self.replications > 1 else self.events // self.batches
+        if per_sample < MIN_BATCH_EVENTS:
+            least = MIN_BATCH_EVENTS * (1 if self.replications > 1 else self.batches)
+            where = "replication" if self.replications > 1 else f"batch of {self.batches}"
+            raise ModelError("events", f"{self.events:,} events leave {per_sample:,} per {where}, too few for a "
+                                       f"confidence interval: give at least {least:,}")
+        spent = (self.warmup_events + self.events) * self.replications
+        for name, value in (("events", spent), ("max_events", self.max_events)):
+            if value > MAX_EVENTS:
+                raise ModelError(name, f"{value:,} events is beyond the bound of {MAX_EVENTS:,} (warm-up, events "
+                                       "and replications together; use --precision to stop when precise enough)")
 
     @property
     def warmup_events(self) -> int:

@@ -128,7 +128,7 @@ def test_bad_options_are_model_errors(options, field):
 def test_saturated_open_load_is_refused():
     net = Network([Station("q", "queue", [1.0])], population=[0], arrival_rate=[1.2])
     with pytest.raises(ModelError, match="no steady state"):
-        solve(net, method="simulation", events=1000)
+        solve(net, method="simulation", events=20_000)
 
 
 def test_command_line_prints_intervals(capsys):
