@@ -11,7 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mva.output import output_stream, refuse_overwrite
+from mva.output import output_stream, plot_path, refuse_overwrite, require_matplotlib
 from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]
@@ -21,9 +21,13 @@ def _cmd_convert(args):
     from .sim.traces import limited, read_trace, skipped, write_npz
 
     out = Path(args.output)
-    refuse_overwrite(out, args.force, "-o")
     if out.suffix != ".npz":
         raise ModelError("-o", "the output must be an .npz file")
+    if args.skip < 0:
+        raise ModelError("--skip", f"must be a count of references >= 0, got {args.skip}")
+    if args.limit is not None and args.limit < 1:
+        raise ModelError("--limit", f"must be a positive count of references, got {args.limit}")
+    refuse_overwrite(out, args.force, "-o")
     chunks = read_trace(args.input, args.format, din_size=args.din_size)
     chunks = limited(skipped(chunks, args.skip), args.limit)
     n = write_npz(out, chunks, compress=not args.no_compress)
@@ -76,19 +80,26 @@ def _cmd_reuse(args):
     from .sim.options import parse_size, size_label
     from .sim.reuse import reuse_profile
 
+    if not (1 <= args.block <= 1 << 20 and args.block & (args.block - 1) == 0):
+        raise ModelError("--block", f"must be a power of two from 1 to 1 MiB, got {args.block}")
+    if args.sample is not None and not 0 < args.sample <= 1:
+        raise ModelError("--sample", f"must be a rate in (0, 1], got {args.sample:g}")
     try:
         sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ModelError("--sizes", f"expected sizes like 8KiB,32KiB, got {args.sizes!r}") from None
     if not sizes or min(sizes) < args.block:
         raise ModelError("--sizes", f"every size must hold at least one {args.block}-byte block")
     if args.plot:
-        refuse_overwrite(args.plot, args.force, "--plot")
+        args.plot = plot_path(args.plot, args.force)
     profile = reuse_profile(args.trace, block=args.block, data_only=args.data_only, sample=args.sample,
                             seed=args.seed, fmt=args.trace_format, name=Path(args.trace).name)
     rows = []
     for size in sizes:
-        ratio = lru_miss_ratio(profile, size)
+        try:
+            ratio = lru_miss_ratio(profile, size)
+        except ModelError as exc:
+            raise ModelError("--sample" if exc.field == "sample" else exc.field, exc.problem) from None
         rows.append({"cache": size, "misses": profile.lru_misses(size) if profile.exact
                      else ratio * profile.references, "miss_ratio": ratio})
     d = {"trace": args.trace, "references": profile.references, "cold": profile.to_dict()["cold"],
@@ -119,10 +130,7 @@ def _cmd_reuse(args):
 
 
 def _plot_reuse(profile, rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require_matplotlib("--plot")
 
     h = profile.histogram()
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -217,6 +225,8 @@ def _workload(args, machine):
     if args.references is not None:       # a preset's generated length too
         opts["references"] = machine.options()["references"].parse("--references", args.references)
     if args.workload_seed is not None:
+        if not 0 <= args.workload_seed < 2 ** 32:
+            raise ModelError("--workload-seed", f"must be an integer in [0, 2^32), got {args.workload_seed}")
         opts["seed"] = args.workload_seed
     return load_workload(args.workload, **opts)
 
@@ -339,7 +349,7 @@ def register_simulate(sub):
     p.add_argument("--machine", choices=tuple(MACHINES), default="bus",
                    help="; ".join(f"{m.name}: {m.title}" for m in MACHINES.values()) + " (default bus)")
     p.add_argument("--workload-seed", dest="workload_seed", type=int, help="seed of a generated preset")
-    p.add_argument("--nodes", type=int, help="processes of a parallel kernel on --machine "
+    p.add_argument("--nodes", type=int, help="processes of a parallel kernel (a manifest or trace fixes its own) on --machine "
                    + ", ".join(f"{m.name} (default {m.default_nodes})" for m in MACHINES.values() if m.parallel))
     p.add_argument("--sweep", action="append", default=[], metavar="NAME=SPEC",
                    help="sweep an option of the machine: a,b,c or start:stop:step, e.g. cpus=4,8,16 or "

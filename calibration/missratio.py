@@ -95,8 +95,20 @@ def _expected_stack_distance(distance, weight, cold):
     return out
 
 
+#: Fewest samples a sampled profile needs for a StatStack estimate: with none, every cache
+#: size came out as a miss ratio of exactly 1 (all "cold").
+MIN_SAMPLES = 100
+
+
 def statstack_miss_ratio(profile, cache_bytes: float, scale: float = 1.0) -> float:
-    """LRU misses per reference from a reuse-distance distribution (StatStack)."""
+    """LRU misses per reference from a reuse-distance distribution (StatStack); a
+    :class:`ModelError` naming ``sample`` when the profile drew fewer than
+    :data:`MIN_SAMPLES` samples."""
+    if profile.samples < MIN_SAMPLES:
+        rate = profile.sample_rate
+        raise ModelError("sample", f"a rate of {rate:g} drew {profile.samples} samples of {profile.references:,} "
+                                   f"references, fewer than {MIN_SAMPLES} for an estimate; raise it to at least "
+                                   f"{min(1.0, 2 * MIN_SAMPLES / max(profile.references, 1)):.2g}")
     lines = _lines(profile, cache_bytes)
     r, w, cold = profile.reuse_distribution()
     if r.size == 0:

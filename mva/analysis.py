@@ -134,12 +134,9 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) ->
     """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``;
     when ``swept[0]`` takes names (``communication=A,H,B``), grouped bars instead, one
     group per combination of the other swept parameters."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - optional extra
-        raise ModelError("--plot", "needs matplotlib: pip install 'mva-smp[plot]'") from None
+    from .output import require_matplotlib
+
+    plt = require_matplotlib("--plot")
     if output not in frame.columns:
         raise ModelError("--plot", f"no output {output!r}")
     x = swept[0]

@@ -20,8 +20,9 @@ import sys
 import warnings
 from importlib.metadata import entry_points
 
+from .arguments import OneLineParser
 from .errors import ModelError, NumericalWarning, printable
-from .output import open_output, output_stream, refuse_overwrite
+from .output import open_output, output_stream, plot_path, refuse_overwrite
 
 __all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
 
@@ -34,11 +35,7 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130       # Ctrl-C (128 + SIGINT); a sweep to -o FILE can be resumed
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit status 2."""
-
-    def error(self, message):
-        self.exit(ExitCode.INPUT_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+_Parser = OneLineParser
 
 
 def _headed(name: str, units: dict) -> str:
@@ -262,7 +259,7 @@ def _check_what_if_options(args) -> None:
     if args.sensitivity and args.sweep:
         raise ModelError("--sensitivity", "is taken at one point: drop --sweep (use --set to move the point)")
     if args.plot:
-        refuse_overwrite(args.plot, args.force, "--plot")
+        args.plot = plot_path(args.plot, args.force)
 
 
 def _write_sensitivities(args, target) -> int:
@@ -478,6 +475,11 @@ def _as_given(args, exc: ModelError) -> str:
     return str(exc)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library warning as the command line's other warnings: one line, no source path."""
+    print(printable(f"mva: warning: {message}"), file=sys.stderr)
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (see :class:`ExitCode`)."""
     parser = build_parser()
@@ -486,7 +488,10 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.INPUT_ERROR
     try:
-        return int(args.handler(args))
+        with warnings.catch_warnings():
+            if argv is None:          # the command itself; a caller (a test) keeps its own handler
+                warnings.showwarning = _one_line_warning
+            return int(args.handler(args))
     except ModelError as exc:
         print(f"mva: {_as_given(args, exc)}", file=sys.stderr)
         return ExitCode.INPUT_ERROR

@@ -18,7 +18,7 @@ Run ``python -m mva.validation [--cases 40] [--events 400000]`` for the table; t
 """
 from __future__ import annotations
 
-import argparse
+from .arguments import OneLineParser
 import dataclasses
 import warnings
 
@@ -111,7 +111,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="MVA against simulation on random networks, product form and not")
+    parser = OneLineParser(description="MVA against simulation on random networks, product form and not")
     parser.add_argument("--cases", type=int, default=40, help="random networks (default 40)")
     parser.add_argument("--events", type=int, default=400_000, help="simulated events per network (default 400,000)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")

@@ -50,7 +50,7 @@ from mva.errors import ModelError
 
 from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
-from .machine import CoherenceViolation, RawReferences, check_run_options
+from .machine import MAX_CYCLES_PER_REFERENCE, CoherenceViolation, RawReferences, check_run_options
 from .options import option
 from .workload import Workload
 
@@ -88,7 +88,8 @@ class CCNUMAConfig:
                                  choices=("first-barrier", "none"))
     check: bool = option(False, "check coherence with the protocol tables' checker (slow)", kind="flag")
     cycles_per_reference: int | None = option(None, "work per data reference of a trace without instruction "
-                                                    "fetches (default: the kernel's, else 1)", "cycles")
+                                                    "fetches (default: the kernel's, else 1; at most 1,000,000)", "cycles",
+                                              low=0, high=MAX_CYCLES_PER_REFERENCE)
     references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
 
     def __post_init__(self):
@@ -343,6 +344,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
             raise CoherenceViolation(f"protocol {protocol.name}: node {int(glob[K.G_CHECK_FAIL])} {what}")
         else:
             raise _deadlock(workload, node)
+    refs.check_barriers()
     start = int(glob[K.G_START])
     execution = int(node[:, K.N_FINISH].max(initial=0)) - start
     procs = tuple({"name": p.name, **{c: int(stats[i, k]) for k, c in enumerate(COUNTERS)}}

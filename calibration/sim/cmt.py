@@ -38,7 +38,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _cmt_kernel as K
-from .options import option, parse_size, size_label
+from .options import MAX_COUNT, option, parse_size, size_label
 from .traces import IFETCH, limited
 from .workload import PAGE, Workload
 
@@ -47,6 +47,9 @@ __all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_c
 #: Schedules that are predicted from the threads' reuse profiles (balance-set scheduling,
 #: :func:`calibration.scheduling.resolve_schedule`), not known to the machine itself.
 POLICIES = ("perf", "fair")
+#: Bounds of the L2-memory bandwidth (bytes per cycle): below the lower one a line holds the
+#: channel for millions of cycles; the option says the same.
+MIN_BANDWIDTH, MAX_BANDWIDTH = 1e-3, 1e6
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,8 @@ class CMTConfig:
     l1_latency: int = option(2, "L1 hit (default 2)", "cycles")
     l2_latency: int = option(22, "L1 to L2 (default 22)", "cycles")
     memory_latency: int = option(120, "L2 to memory (default 120)", "cycles")
-    bandwidth: float = option(8.0, "L2-memory bandwidth (default 8)", "bytes per cycle", "float")
+    bandwidth: float = option(8.0, "L2-memory bandwidth (default 8)", "bytes per cycle", "float",
+                              low=MIN_BANDWIDTH, high=MAX_BANDWIDTH)
     time_slice: int = option(1_000_000, "time slice of round-robin and balance-set schedules (default 1000000)",
                              "cycles")
     cycles: int = option(10_000_000, "measured cycles (default 10000000)", "cycles")
@@ -92,8 +96,13 @@ class CMTConfig:
             if size < self.block * assoc or size % (self.block * assoc):
                 raise ModelError(name, f"{size} bytes is not a whole number of sets of {assoc} x "
                                        f"{self.block}-byte blocks")
-        if not self.bandwidth > 0:
-            raise ModelError("bandwidth", f"must be positive (bytes per cycle), got {self.bandwidth!r}")
+        if not MIN_BANDWIDTH <= self.bandwidth <= MAX_BANDWIDTH:
+            raise ModelError("bandwidth", f"must be from {MIN_BANDWIDTH:g} to {MAX_BANDWIDTH:g} bytes per cycle, "
+                                          f"got {self.bandwidth!r}")
+        for name in ("cores", "contexts", "l1_latency", "l2_latency", "memory_latency", "time_slice", "cycles",
+                     "warmup", "l1", "l2"):
+            if getattr(self, name) > MAX_COUNT:
+                raise ModelError(name, f"must be at most {MAX_COUNT:,}, got {getattr(self, name):,}")
         if isinstance(self.schedule, str) and self.schedule not in ("all", "round-robin", *POLICIES):
             raise ModelError("schedule", f"unknown schedule {self.schedule!r}; choose all, round-robin, perf, fair "
                                          "or give groups of thread indices")

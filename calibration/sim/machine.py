@@ -93,11 +93,19 @@ class ReferenceStream:
         return filled > 0
 
 
+#: Most cycles of work per data reference: with more, a trace's run time overflows the
+#: machines' 64-bit cycle counts (4 x 10^12 printed a negative execution time).
+MAX_CYCLES_PER_REFERENCE = 1_000_000
+
+
 def check_run_options(cycles_per_reference, references) -> None:
-    """The run options every parallel machine takes: ``cycles_per_reference`` a
-    non-negative integer or None, ``references`` a positive integer or None."""
-    if cycles_per_reference is not None and (not isinstance(cycles_per_reference, int) or cycles_per_reference < 0):
-        raise ModelError("cycles_per_reference", "must be a non-negative integer")
+    """The run options every parallel machine takes: ``cycles_per_reference`` an integer
+    from 0 to :data:`MAX_CYCLES_PER_REFERENCE` or None, ``references`` a positive integer
+    or None."""
+    if cycles_per_reference is not None and (not isinstance(cycles_per_reference, int)
+                                             or not 0 <= cycles_per_reference <= MAX_CYCLES_PER_REFERENCE):
+        raise ModelError("cycles_per_reference", f"must be an integer from 0 to {MAX_CYCLES_PER_REFERENCE:,}, "
+                                                 f"got {cycles_per_reference!r}")
     if references is not None and (not isinstance(references, int) or references <= 0):
         raise ModelError("references", "must be a positive integer")
 
@@ -107,7 +115,14 @@ class RawReferences:
     ``cursor``, ``ended``) for the machines that keep their own address tables (SVM,
     cc-NUMA): each process runs to the end of its trace (or ``references``).
     ``cycles[pid]`` is the work per data reference: 0 for a trace with instruction
-    fetches (they time it), else ``cycles_per_reference``."""
+    fetches (they time it), else ``cycles_per_reference``.
+
+    Every process must reach every barrier: the machines release a barrier when all
+    *running* processes have arrived, so a process that ends without reaching one would
+    let the others pass it unmatched (on the cc-NUMA machine its whole trace then fell in
+    the unmeasured initialisation).  The barrier markers are counted as the buffers fill,
+    and a mismatch is a :class:`ModelError` as soon as a process's trace ends with fewer
+    barriers than another has reached, and at the latest by :meth:`check_barriers`."""
 
     def __init__(self, workload: Workload, references: int | None, cycles_per_reference: int, buffer: int = 1 << 16):
         from .traces import limited
@@ -122,13 +137,15 @@ class RawReferences:
         self.ended = np.zeros(P, np.bool_)
         self.cycles = np.full(P, -1, np.int64)
         self._cpr = cycles_per_reference
+        self.names = [p.name for p in workload.processes]
+        self.barriers = np.zeros(P, np.int64)
         self._sources = [limited(p.open(), references) for p in workload.processes]
         self._leftover = [None] * P
         for pid in range(P):
             self.refill(pid)
 
     def refill(self, pid: int) -> None:
-        from .traces import IFETCH
+        from .traces import BARRIER, IFETCH
 
         filled = 0
         while filled < self.buffer:
@@ -138,6 +155,8 @@ class RawReferences:
                 chunk = next(self._sources[pid], None)
                 if chunk is None:
                     self.ended[pid] = True
+                    if self.barriers.max() > self.barriers[pid]:
+                        self.check_barriers()
                     break
             if self.cycles[pid] < 0:
                 self.cycles[pid] = 0 if np.any(chunk.op == IFETCH) else self._cpr
@@ -145,10 +164,20 @@ class RawReferences:
             self.op[pid, filled:filled + take] = chunk.op[:take]
             self.addr[pid, filled:filled + take] = chunk.addr[:take]
             self.size[pid, filled:filled + take] = chunk.size[:take]
+            self.barriers[pid] += int(np.count_nonzero(chunk.op[:take] == BARRIER))
             if take < len(chunk):
                 self._leftover[pid] = chunk.slice(take)
             filled += take
         self.length[pid], self.cursor[pid] = filled, 0
+
+    def check_barriers(self) -> None:
+        """A :class:`ModelError` naming the processes whose barrier counts differ."""
+        counts = self.barriers
+        if counts.min() != counts.max():
+            few = [f"{self.names[q]} {int(counts[q])}" for q in np.flatnonzero(counts < counts.max())[:4]]
+            most = self.names[int(np.argmax(counts))]
+            raise ModelError("workload", f"unmatched barriers: {most} reaches {int(counts.max())}, but "
+                                         f"{', '.join(few)}; every process must reach every barrier")
 
 
 def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):

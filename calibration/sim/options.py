@@ -12,9 +12,14 @@ import numpy as np
 
 from mva.errors import ModelError
 
-__all__ = ["Option", "option", "options", "parse_size", "size_label"]
+__all__ = ["Option", "option", "options", "parse_size", "size_label", "MAX_COUNT"]
 
 KINDS = ("int", "float", "size", "choice", "flag")
+
+#: Largest integer or size any option takes unless it says otherwise (2^40: a TiB, or
+#: 10^12 references or cycles, far beyond a run on one machine), so that no count the
+#: simulators multiply can overflow their 64-bit integers.
+MAX_COUNT = 1 << 40
 
 
 def parse_size(text) -> int:
@@ -39,12 +44,16 @@ def parse_size(text) -> int:
 class Option:
     """One user-settable field: ``help`` (one line, with the default), ``unit`` (bytes,
     cycles, references, ...; empty for a pure number or a name), ``kind`` (int, float,
-    size: bytes written ``"2MiB"`` or ``4096``, choice, flag) and ``choices``."""
+    size: bytes written ``"2MiB"`` or ``4096``, choice, flag), ``choices``, and the
+    bounds ``low`` and ``high`` of a number (``high`` defaults to :data:`MAX_COUNT` for
+    integers and sizes; the machine's configuration checks the rest)."""
 
     help: str
     unit: str = ""
     kind: str = "int"
     choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS or (self.kind == "choice") != bool(self.choices):
@@ -60,27 +69,43 @@ class Option:
             if str(value).lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
                 return str(value).lower() in ("true", "1", "yes", "on")
             raise ModelError(label, f"expected true or false, got {value!r}")
-        try:
-            if self.kind == "size":
-                return parse_size(value)
-            if self.kind == "float":
-                return float(value)
-            if self.kind == "int":
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError
-                return int(value) if isinstance(value, (int, np.integer, float)) else int(str(value), 10)
-        except (TypeError, ValueError, OverflowError):
-            what = {"size": "a size like 4096 or 2MiB", "float": "a number", "int": "an integer"}[self.kind]
-            raise ModelError(label, f"expected {what}, got {value!r}") from None
+        if self.kind in ("size", "float", "int"):
+            return self._number(label, value)
         text = str(value).lower()
         if text not in self.choices:
             raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")
         return text
 
 
-def option(default, help: str, unit: str = "", kind: str = "int", choices: tuple = ()):
+    def _number(self, label: str, value):
+        """An int, size or float within the bounds; the message quotes ``value`` as given."""
+        try:
+            if self.kind == "size":
+                number = parse_size(value)
+            elif self.kind == "float":
+                number = float(value)
+                if not np.isfinite(number):
+                    raise ValueError
+            else:
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                number = int(value) if isinstance(value, (int, np.integer, float)) else int(str(value), 10)
+        except (TypeError, ValueError, OverflowError):
+            what = {"size": "a size like 4096 or 2MiB", "float": "a finite number", "int": "an integer"}[self.kind]
+            raise ModelError(label, f"expected {what}, got {value!r}") from None
+        high = self.high if self.high is not None else (None if self.kind == "float" else MAX_COUNT)
+        if (self.low is not None and number < self.low) or (high is not None and number > high):
+            unit = f" {self.unit}" if self.unit else ""
+            show = lambda x: f"{x:,}" if float(x).is_integer() else f"{x:g}"   # noqa: E731
+            bound = (f"from {show(self.low)} to {show(high)}" if self.low is not None and high is not None
+                     else f"at least {show(self.low)}" if self.low is not None else f"at most {show(high)}")
+            raise ModelError(label, f"must be {bound}{unit}, got {value!r}")
+        return number
+
+
+def option(default, help: str, unit: str = "", kind: str = "int", choices: tuple = (), low=None, high=None):
     """A dataclass field with ``default`` and its :class:`Option` in the metadata."""
-    return dataclasses.field(default=default, metadata={"option": Option(help, unit, kind, tuple(choices))})
+    return dataclasses.field(default=default, metadata={"option": Option(help, unit, kind, tuple(choices), low, high)})
 
 
 def options(config_type) -> dict:

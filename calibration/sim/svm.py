@@ -59,7 +59,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _svm_kernel as K
-from .machine import RawReferences, check_run_options
+from .machine import MAX_CYCLES_PER_REFERENCE, RawReferences, check_run_options
 from .options import option, size_label
 from .workload import PAGE, Workload
 
@@ -87,7 +87,8 @@ class SVMConfig:
     home: str = option("first-touch", "home of each page or block (default first-touch)", kind="choice",
                        choices=("first-touch", "round-robin"))
     cycles_per_reference: int | None = option(None, "work per data reference of a trace without instruction "
-                                                    "fetches (default: the kernel's, else 1)", "cycles")
+                                                    "fetches (default: the kernel's, else 1; at most 1,000,000)", "cycles",
+                                              low=0, high=MAX_CYCLES_PER_REFERENCE)
     references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
 
     def __post_init__(self):
@@ -268,6 +269,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                                 if stuck else "a lock released by a process that does not hold it"))
         else:
             refs.refill(code)
+    refs.check_barriers()
     phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
     acq = st.locks["acquires"][: int(glob[K.G_LOCKS])].astype(float)
     concentration = float((acq ** 2).sum() / acq.sum() ** 2) if acq.sum() > 0 else 0.0

@@ -428,7 +428,10 @@ def read_trace(path, fmt: str | None = None, chunk_references: int = CHUNK_REFER
     path = Path(path)
     if not path.is_file():
         raise TraceError(str(path), "no such trace file")
-    fmt = fmt or detect_format(path)
+    detected = detect_format(path) if fmt in (None, "lackey", "din") else fmt
+    if fmt in ("lackey", "din") and detected == "npz":
+        raise TraceError(str(path), f"is an npz file, not {fmt} text (leave the format out to detect it)")
+    fmt = fmt or detected
     if fmt == "lackey":
         return read_lackey(path, chunk_references)
     if fmt == "din":

@@ -14,11 +14,12 @@ error); 2 for bad input, with one line naming the option.
 from __future__ import annotations
 
 import argparse
+from mva.arguments import OneLineParser
 import sys
 from collections.abc import Callable
 
 from mva.errors import ModelError
-from mva.output import refuse_overwrite
+from mva.output import plot_path, refuse_overwrite
 
 from .findings import format_findings, markdown, write_findings
 
@@ -46,7 +47,7 @@ def runs_options(args) -> dict:
 
 def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentParser:
     """A parallel-machine study's parser; a study adds its own options before :func:`run_study`."""
-    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    p = OneLineParser(prog=prog, description=doc.split("\n\n")[0])
     p.add_argument("--nodes", type=int, default=nodes)
     p.add_argument("--small", action="store_true", help="small kernels (a test-sized run)")
     p.add_argument("--kernels", default=",".join(kernels), help="comma-separated: " + ", ".join(kernels))
@@ -55,10 +56,11 @@ def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentP
 
 
 def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
-              files=("csv", "findings", "results")) -> int:
-    """Parse ``argv``, check the kernels against ``kernels`` and the output ``files``
-    (option names) against existing files, then ``body(args, kernels)``; 0, or 2 with
-    one line naming the field."""
+              files=("csv", "findings", "results"), check: Callable | None = None) -> int:
+    """Parse ``argv``, check the kernels against ``kernels``, the output ``files`` (option
+    names; ``plot`` also for matplotlib and the format) against existing files and
+    ``check(args)`` (the study's own options), all before any work, then ``body(args,
+    kernels)``; 0, or 2 with one line naming the option."""
     args = parser.parse_args(argv)
     # the command as the --results page names it (without the output file options)
     args.prog_module = parser.prog.removeprefix("python -m ").strip()
@@ -79,7 +81,16 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
                                           + ", ".join(kernels))
         for name in files:
             if getattr(args, name, None):
-                refuse_overwrite(getattr(args, name), args.force, f"--{name}")
+                if name == "plot":
+                    args.plot = plot_path(args.plot, args.force)
+                else:
+                    refuse_overwrite(getattr(args, name), args.force, f"--{name}")
+        if getattr(args, "nodes", 1) < 1:
+            raise ModelError("--nodes", f"must be a positive integer, got {args.nodes}")
+        if getattr(args, "processes", None) is not None and args.processes < 1:
+            raise ModelError("--processes", f"must be a positive integer, got {args.processes}")
+        if check is not None:
+            check(args)
         body(args, chosen)
     except ModelError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)

@@ -20,7 +20,6 @@ an 8 KiB 4-way L1 and a 12-way L2 of 48-384 KiB:
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
 from itertools import combinations
@@ -29,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mva.arguments import OneLineParser
+from mva.errors import ModelError
 from mva.output import refuse_overwrite
 
 from ..profiles.cmt_core import core_model, group_prediction, predict_groups, thread_profiles
@@ -67,7 +68,8 @@ def mix_workload(traces=None, synthetic_instructions: int = 2_000_000) -> Worklo
 def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, group_size: int = 4,
                      profiles=None, progress: bool = False) -> pd.DataFrame:
     """One row per (L2 size, group): simulated and predicted (AVG, COMB) L2 miss rates
-    per L2 access and per data reference, their error factors max(p/s, s/p), and IPC:
+    per L2 access and per data reference, their error factors max(p/s, s/p) (rates
+    below one miss of the run raised to it, see :func:`_factor`), and IPC:
     simulated, and of the CMT core model with predicted and with measured miss rates."""
     traces = load_threads(workload, config.block, seed=config.seed)
     profiles = profiles or thread_profiles(workload, config.block)
@@ -80,7 +82,9 @@ def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, grou
             ps = [profiles[i] for i in g]
             row = {"l2_kib": size >> 10, "group": "+".join(workload.processes[i].name for i in g),
                    "sim_l2_miss_ratio": sim.l2_miss_ratio, "sim_l2_per_reference": sim.l2_misses_per_reference,
-                   "sim_l1_miss_ratio": sim.l1_miss_ratio, "sim_ipc": sim.ipc}
+                   "sim_l1_miss_ratio": sim.l1_miss_ratio, "sim_ipc": sim.ipc,
+                   "sim_l2_accesses": sum(t["l1_misses"] for t in sim.threads),
+                   "sim_references": sum(t["references"] for t in sim.threads)}
             for method in ("avg", "comb"):
                 pr = group_prediction(ps, cfg, method)
                 row[f"{method}_l2_miss_ratio"] = pr["l2_miss_ratio"]
@@ -93,18 +97,23 @@ def prediction_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, grou
             rows.append(row)
     df = pd.DataFrame(rows)
     for method in ("avg", "comb"):
-        df[f"{method}_error_factor"] = _factor(df[f"{method}_l2_miss_ratio"], df["sim_l2_miss_ratio"])
-        df[f"{method}_per_reference_factor"] = _factor(df[f"{method}_l2_per_reference"], df["sim_l2_per_reference"])
+        df[f"{method}_error_factor"] = _factor(df[f"{method}_l2_miss_ratio"], df["sim_l2_miss_ratio"],
+                                               1.0 / np.maximum(df["sim_l2_accesses"], 1))
+        df[f"{method}_per_reference_factor"] = _factor(df[f"{method}_l2_per_reference"], df["sim_l2_per_reference"],
+                                                       1.0 / np.maximum(df["sim_references"], 1))
     for how in ("avg", "comb", "measured"):
         df[f"model_ipc_{how}_error"] = df[f"model_ipc_{how}"] / df["sim_ipc"] - 1
     return df
 
 
-def _factor(a, b):
-    """max(a/b, b/a): infinite where one is zero and the other not (a real miss)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((a == 0) & (b == 0), 1.0, np.maximum(a / b, b / a))
+def _factor(a, b, resolution):
+    """The error factor max(a/b, b/a) of rates measured to ``resolution`` (one miss in
+    the simulated run's accesses): a rate below it, zero included, is raised to it first,
+    since a run that saw no miss says only "fewer than one".  Always finite, and 1 when
+    both are below the resolution."""
+    floor = np.asarray(resolution, float)
+    a, b = np.maximum(np.asarray(a, float), floor), np.maximum(np.asarray(b, float), floor)
+    return np.maximum(a / b, b / a)
 
 
 def _progress(items, show, label):
@@ -173,8 +182,7 @@ def findings(pred: pd.DataFrame, sched: pd.DataFrame) -> list:
     missing = "not measured by this study (the simulator can run it; see the CMT issue)"
     factor = float(pred.comb_error_factor.mean())
     return judge(CLAIMS, {
-        "reuse-model-accuracy": factor if np.isfinite(factor) else (
-            None, "infinite: a group with no simulated L2 miss had predicted ones (too short a run to measure)"),
+        "reuse-model-accuracy": factor,
         "balance-set-ipc": float(perf.ipc_gain.median()),
         "balance-set-misses": float(perf.l2_miss_reduction.median()),
         "pipeline-coscheduling": (None, missing), "l1-size": (None, missing),
@@ -183,26 +191,41 @@ def findings(pred: pd.DataFrame, sched: pd.DataFrame) -> list:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m calibration.studies.cmt", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="python -m calibration.studies.cmt", description=__doc__.split("\n\n")[0])
     p.add_argument("--traces", metavar="DIR", help="directory of xz/perl/sqlite/mawk .npz traces "
                                                    "(data/traces/record-cmt.sh DIR); default: the stored excerpts")
     p.add_argument("--small", action="store_true", help="short runs (seconds): the stored excerpts, 2 sizes")
-    p.add_argument("--cycles", type=int, help="measured cycles per group (default 20,000,000; small 400,000)")
-    p.add_argument("--slice", type=int, help="time slice of the schedules in cycles (default 5,000,000)")
+    p.add_argument("--cycles", type=int, help="measured cycles per group (default 20,000,000; small 400,000; at most "
+                                              f"{MAX_CYCLES:,})")
+    p.add_argument("--slice", type=int, help="time slice of the schedules in cycles (default 5,000,000; small 100,000)")
     p.add_argument("--method", choices=("avg", "comb"), default="avg", help="prediction of the balance-set "
                                                                             "scheduler (default avg)")
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX-predictions.csv and PREFIX-scheduling.csv")
     add_study_options(p, runs=False)
-    return run_study(p, argv, (), _report, files=("findings", "results"))
+    return run_study(p, argv, (), _report, files=("findings", "results"), check=_check)
 
 
-def _report(args, _) -> None:
+#: Most measured cycles of a group (and a slice): 10^11 cycles run for hours per group.
+MAX_CYCLES = 100_000_000_000
+
+
+def _check(args) -> None:
+    """The study's options, before any work: positive bounded cycles and slice, the
+    traces' directory, the CSV files."""
+    for option, value in (("--cycles", args.cycles), ("--slice", args.slice)):
+        if value is not None and not 1 <= value <= MAX_CYCLES:
+            raise ModelError(option, f"must be from 1 to {MAX_CYCLES:,} cycles, got {value:,}")
+    if args.traces is not None and not Path(args.traces).is_dir():
+        raise ModelError("--traces", f"{args.traces} is not a directory (data/traces/record-cmt.sh DIR writes one)")
     if args.csv:
         for suffix in ("predictions", "scheduling"):
             refuse_overwrite(f"{args.csv}-{suffix}.csv", args.force, "--csv")
+
+
+def _report(args, _) -> None:
     small = args.small
-    cycles = args.cycles or (400_000 if small else 20_000_000)
-    time_slice = args.slice or (100_000 if small else 5_000_000)
+    cycles = args.cycles if args.cycles is not None else (400_000 if small else 20_000_000)
+    time_slice = args.slice if args.slice is not None else (100_000 if small else 5_000_000)
     sizes = L2_SIZES[::3] if small else L2_SIZES
     wl = mix_workload(args.traces, synthetic_instructions=200_000 if small else 2_000_000)
     profiles = thread_profiles(wl)
@@ -228,7 +251,7 @@ def _report(args, _) -> None:
               f"{100 * e.max():.1f}%, within 10% for {100 * (e <= 0.10).mean():.0f}% of the groups")
     print()
     print("Balance-set scheduling (8 threads, one 4-context core):")
-    print(sched.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(sched.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
     print()
     report_findings(findings(pred, sched), args, "Findings against the paper",
                     "Chip multithreading (Fedorova, Seltzer, Small & Nussbaum 2004): findings on our machine")

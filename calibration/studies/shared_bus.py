@@ -11,7 +11,7 @@ processor count, simulates those too, and prints the errors.
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import json
 import sys
 import time
@@ -64,7 +64,7 @@ def summary(frame: pd.DataFrame) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
     parser.add_argument("--workload", default="ec-server")
     parser.add_argument("--references", type=int, default=26_000_000)
     parser.add_argument("--calibrate-at", default="2,8")

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from mva.errors import ModelError
 from ..sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
 from .cli import report_findings, run_study, runs_options, study_parser
 from .executor import run_all
@@ -199,7 +200,9 @@ def plot_speedups(frame: pd.DataFrame, path: str | None = None):
     """Figure 3 style: per kernel, bars of HLRC then SC speedups over the layer
     combinations, AO in black, the PRAM speedup as a line; saved to ``path``, or the
     figure returned."""
-    import matplotlib.pyplot as plt
+    from mva.output import require_matplotlib
+
+    plt = require_matplotlib("--plot")
 
     order = ["WO", "WB", "AO", "AB", "BO", "BH", "BB", "B+B"]
     kernels = list(dict.fromkeys(frame.kernel))
@@ -234,7 +237,17 @@ def main(argv=None) -> int:
     p = study_parser("python -m calibration.studies.svm", __doc__, 16, KERNELS)
     p.add_argument("--events", type=int, default=2_000_000, help="simulation events per validation solve")
     p.add_argument("--plot", metavar="PNG", help="draw the Figure 3 style speedup bars to PNG")
-    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings", "results"))
+    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings", "results"), check=_check_events)
+
+
+def _check_events(args) -> None:
+    """``--events`` as the validation's simulation will take it, before the study runs."""
+    from mva.simulation_settings import SimulationSettings
+
+    try:
+        SimulationSettings(events=args.events)
+    except ModelError as exc:
+        raise ModelError("--events", exc.problem) from None
 
 
 def _report(args, kernels):
@@ -262,9 +275,8 @@ def _report(args, kernels):
     if args.csv:
         frame.to_csv(args.csv, index=False)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
         plot_speedups(frame, args.plot)
+        print(f"wrote {args.plot}")
 
 if __name__ == "__main__":
     sys.exit(main())

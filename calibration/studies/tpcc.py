@@ -10,7 +10,7 @@ exclude each other (:func:`models.tpcc_smp.ceiling.one_cpu_bound`).
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import sys
 
 from models.tpcc_smp.ceiling import one_cpu_bound
@@ -112,7 +112,7 @@ def _report(cal: TPCCCalibration, bound: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m calibration.studies.tpcc", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m calibration.studies.tpcc", description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="append", metavar="NAME=LOW:HIGH",
                         help=f"an unknown to fit (repeatable; default: {' '.join(UNKNOWNS)})")
     parser.add_argument("--loss", default="linear", choices=("linear", "soft_l1", "huber", "cauchy", "arctan"))

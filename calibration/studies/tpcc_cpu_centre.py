@@ -8,7 +8,7 @@ speed fitted to Table 10 with the simulator's shape.
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import sys
 
 import numpy as np
@@ -21,7 +21,7 @@ __all__ = ["main"]
 def main(argv=None) -> int:
     from models.tpcc_smp import TPCCSMP, data
 
-    parser = argparse.ArgumentParser(prog="python -m calibration.studies.tpcc_cpu_centre", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m calibration.studies.tpcc_cpu_centre", description=__doc__.splitlines()[0])
     parser.add_argument("--max-jobs", type=int, default=8)
     parser.add_argument("--references-per-job", type=int, default=1_000_000)
     args = parser.parse_args(argv)

@@ -15,7 +15,7 @@ The default run length is the paper's 130 million references (34 simulations, 7 
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import json
 import sys
 import time
@@ -171,7 +171,7 @@ def format_report(report: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m calibration.studies.tpcw", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m calibration.studies.tpcw", description=__doc__.splitlines()[0])
     parser.add_argument("--references", type=int, default=130_000_000)
     parser.add_argument("--workload", default="ec-server")
     parser.add_argument("--format", choices=("table", "json"), default="table")

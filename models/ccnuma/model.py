@@ -82,7 +82,7 @@ PARAMETERS = (
     Parameter("read_visits", ((0.0,),), "visits", "controller services on remote reads' paths", _matrix),
     Parameter("imbalance", 0.0, "cycles", "barrier overhead: execution time less the processors' mean own time",
               real()),
-    Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy)", real(0.0, strict=True)),
+    Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy; 1e-6 to 1e6)", real(1e-6, 1e6)),
     Parameter("method", "auto", "", "MVA method: auto, exact, linearizer, schweitzer",
               choice("auto", "exact", "linearizer", "schweitzer"), role="solver"),
 )
@@ -116,9 +116,16 @@ class CCNUMA(ParameterisedModel):
         Z = np.maximum(Z - D.sum(axis=1), 0.0)
         D = D / v["nc_speed"]
         P = T.shape[0]
+        # a processor with no transactions and no work (a kernel at more nodes than it has
+        # rows to share) is idle: no customer, rather than one that cycles in no time
+        busy = (D.sum(axis=1) > 0) | (Z > 0)
+        if not busy.any():
+            raise ModelError("transactions", "every processor is idle (no transactions, demand or work): a ccnuma "
+                                             "file holds a simulator run's counts, as "
+                                             "calibration.profiles.ccnuma.model_document writes them")
         stations = tuple(Station(f"nc{n}", "queue", tuple(float(x) for x in D[:, n]), discipline="ps")
                          for n in range(P))
-        return Network(stations, classes=tuple(f"cpu{p}" for p in range(P)), population=(1,) * P,
+        return Network(stations, classes=tuple(f"cpu{p}" for p in range(P)), population=tuple(busy.astype(int)),
                        think_time=tuple(float(z) for z in Z))
 
     @timed

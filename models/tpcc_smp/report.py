@@ -11,7 +11,7 @@ Options: ``--set NAME=VALUE`` (any model parameter, applied to every case, e.g.
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import json
 import sys
 from dataclasses import dataclass, field
@@ -418,7 +418,7 @@ def _json(rep: Reproduction) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.tpcc_smp.report", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m models.tpcc_smp.report", description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="model parameter applied to every case (repeatable)")
     parser.add_argument("--format", choices=("text", "json"), default="text")

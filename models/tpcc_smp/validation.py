@@ -15,7 +15,7 @@ Options: ``--set NAME=VALUE`` (every case, e.g. ``--set model.inputs=table6``),
 """
 from __future__ import annotations
 
-import argparse
+from mva.arguments import OneLineParser
 import json
 import sys
 
@@ -94,7 +94,7 @@ def _text(frame: pd.DataFrame, label: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.tpcc_smp.validation", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m models.tpcc_smp.validation", description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="model parameter applied to every case (repeatable)")
     parser.add_argument("--precision", type=float, default=0.01, help="relative half-width of the simulated tpmC")

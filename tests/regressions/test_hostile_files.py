@@ -1,0 +1,72 @@
+"""Issue #33, output files: every writer checks its path (format, existing file,
+directory) before any work, and nothing the user has is replaced without --force."""
+import pytest
+
+from calibration.studies import cmt as cmt_study
+from calibration.studies import svm as svm_study
+from mva.cli import main
+
+DIN = "data/traces/ls-head.din"
+
+
+def _one_line(capsys, *needles):
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, err
+
+
+def test_a_plot_without_extension_is_checked_as_the_png_it_becomes(tmp_path, capsys):
+    stem = tmp_path / "pp"
+    (tmp_path / "pp.png").write_bytes(b"precious")
+    assert main(["trace", "reuse", DIN, "--plot", str(stem)]) == 2
+    _one_line(capsys, "--plot", "pp.png exists")
+    assert (tmp_path / "pp.png").read_bytes() == b"precious"
+    assert main(["trace", "reuse", DIN, "--plot", str(stem), "--force"]) == 0
+    assert (tmp_path / "pp.png").read_bytes().startswith(b"\x89PNG")
+    assert f"wrote {stem}.png" in capsys.readouterr().err
+
+
+def test_a_sweep_plot_is_not_replaced_without_force(tmp_path, capsys):
+    (tmp_path / "sw.png").write_bytes(b"precious")
+    args = ["solve", "data/tpcc/c2.toml", "--sweep", "cpus=1,2", "--plot", str(tmp_path / "sw")]
+    assert main(args) == 2
+    _one_line(capsys, "--plot", "sw.png exists")
+    assert (tmp_path / "sw.png").read_bytes() == b"precious"
+
+
+@pytest.mark.parametrize("where, words", [("x.xyz", "cannot draw a .xyz file"),
+                                          ("missing/dir/x.png", "no directory"),
+                                          ("", "is a directory")])
+def test_plot_paths_that_cannot_be_written_fail_before_the_work(tmp_path, capsys, where, words):
+    assert main(["trace", "reuse", DIN, "--plot", str(tmp_path / where) if where else str(tmp_path)]) == 2
+    _one_line(capsys, "--plot", words)
+
+
+def test_convert_into_a_missing_directory_is_one_line(tmp_path, capsys):
+    assert main(["trace", "convert", DIN, "-o", str(tmp_path / "missing" / "x.npz")]) == 2
+    _one_line(capsys, "-o", "no directory")
+
+
+def test_the_cmt_study_keeps_existing_csvs(tmp_path, capsys):
+    (tmp_path / "r-predictions.csv").write_text("precious")
+    assert cmt_study.main(["--small", "--csv", str(tmp_path / "r")]) == 2
+    _one_line(capsys, "--csv", "exists")
+    assert (tmp_path / "r-predictions.csv").read_text() == "precious"
+
+
+def test_the_svm_study_checks_its_plot_before_simulating(tmp_path, capsys):
+    assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft", "--plot", str(tmp_path / "f.xyz")]) == 2
+    _one_line(capsys, "--plot", ".xyz")
+
+
+def test_the_svm_study_refuses_zero_events_at_once(capsys):
+    assert svm_study.main(["--events", "0"]) == 2
+    _one_line(capsys, "--events")
+
+
+def test_a_study_usage_error_is_one_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        svm_study.main(["--bogus"])
+    assert stop.value.code == 2
+    _one_line(capsys, "unrecognized arguments: --bogus")
