@@ -130,6 +130,53 @@ def _bars(ax, frame: pd.DataFrame, swept: list[str], output: str) -> None:
     ax.legend(fontsize="small")
 
 
+class UnchangedSweeps:
+    """Which swept parameters change no output: a what-if that adds a resource the
+    workload never uses (a second I/O bus that no disk is mapped to) answers the same
+    for every value, and the user should hear it.  Fed the sweep's chunks; for grids of
+    at most :attr:`MAX_CASES` cases (the outputs are kept to compare)."""
+
+    MAX_CASES = 100_000
+
+    def __init__(self, swept):
+        self.swept = list(swept)
+        self.frames = []
+
+    def add(self, frame: pd.DataFrame) -> None:
+        self.frames.append(frame)
+
+    def warnings(self) -> list[str]:
+        """One line per swept parameter whose every value gives the same outputs (to a
+        relative 1e-9) as the others with the rest of the grid fixed; naming the
+        utilisations that are zero in every case (the idle resources), if any."""
+        if not self.frames:
+            return []
+        frame = pd.concat(self.frames, ignore_index=True)
+        outputs = [c for c in frame.columns if c not in self.swept and c not in ("converged", "bottleneck")
+                   and pd.api.types.is_numeric_dtype(frame[c])]
+        idle = [c for c in outputs if c.startswith("utilization.") and frame[c].fillna(0).eq(0).all()]
+        lines = []
+        for name in self.swept:
+            if frame[name].map(repr).nunique() < 2:
+                continue
+            others = [n for n in self.swept if n != name]
+            # a resource absent in some cases (NaN) is as idle as one present and unused (0)
+            values = frame[outputs].astype(float).fillna({c: 0.0 for c in outputs if c.startswith("utilization.")})
+            values = values.to_numpy()
+            groups = frame[others].map(repr).agg("|".join, axis=1) if others else pd.Series(0, index=frame.index)
+            same = True
+            for _, rows in groups.groupby(groups).groups.items():
+                block = values[np.asarray(rows)]
+                if not np.allclose(block, block[0], rtol=1e-9, atol=0.0, equal_nan=True):
+                    same = False
+                    break
+            if same:
+                why = f"; idle in every case: {', '.join(idle)}" if idle else ""
+                lines.append(f"--sweep {name}: every value gives the same outputs, so this what-if changes "
+                             f"nothing{why}")
+        return lines
+
+
 def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) -> None:
     """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``;
     when ``swept[0]`` takes names (``communication=A,H,B``), grouped bars instead, one

@@ -76,7 +76,6 @@ points to ``tol / 10`` and applies the same test to its outer iteration.  A resu
 from __future__ import annotations
 
 import math
-import time
 import warnings
 
 import numpy as np
@@ -87,6 +86,7 @@ from .jit import once
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
+from .jit import clock, seconds_since
 
 __all__ = ["schweitzer", "linearizer", "MULTISERVER_METHODS", "TYPICAL_ACCURACY", "unreliable_stations",
            "CHECK_TOLERANCE"]
@@ -194,7 +194,7 @@ def _zero_corrections(plan):
 def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
     check_options(tol, max_iter, multiserver, **more)
     _warm_up()
-    start = time.perf_counter()
+    start = clock()
     extras = {"multiserver": multiserver}
     split = multiserver == "seidmann" and any(s.kind == "multi" and s.servers > 1 for s in network.stations)
     solved, groups = _seidmann(network) if split else (network, None)
@@ -216,7 +216,7 @@ def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
     closed = (None,) * 4 if state is None else \
         (state.throughput, state.residence, state.queue.sum(axis=1), state.marginal)
     result = assemble_result(solved, plan, method, *closed, converged=converged, iterations=iterations,
-                             solve_seconds=time.perf_counter() - start, message=message, accuracy=accuracy,
+                             solve_seconds=seconds_since(start), message=message, accuracy=accuracy,
                              extras=extras)
     return _merge_seidmann(network, result, groups) if split else result
 

@@ -4,8 +4,9 @@ approximation that is.
 Choice, by the network's shape (no solve is attempted and thrown away):
 
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
-   estimated cost (:func:`mva.exact.exact_cost`) is at most :data:`EXACT_BUDGET` lattice
-   steps (about a second here);
+   estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
+   measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
+   also update marginals and are memory-bound), is at most :data:`EXACT_BUDGET_SECONDS`;
 2. else **Linearizer** (:func:`mva.linearizer`) when its work per outer iteration, C + 1
    fixed points of O(M C J) each, is at most :data:`LINEARIZER_BUDGET`;
 3. else **Bard-Schweitzer** (:func:`mva.schweitzer`).
@@ -22,10 +23,16 @@ from .network import Network
 from .plan import SolverPlan
 from .result import Result
 
-__all__ = ["auto", "choose_method", "EXACT_BUDGET", "LINEARIZER_BUDGET"]
+__all__ = ["auto", "choose_method", "EXACT_BUDGET_SECONDS", "STEP_SECONDS", "LINEARIZER_BUDGET"]
 
-#: Largest estimated exact cost (lattice steps, 1-2 ns each) that ``auto`` solves exactly.
-EXACT_BUDGET = 1e9
+#: Longest estimated exact solve ``auto`` accepts (seconds).
+EXACT_BUDGET_SECONDS = 1.0
+#: Seconds per lattice step of the exact solver, one class and several (2 ns and 10 ns on
+#: this 2-core machine: single-class networks measured 1.7-2.3 ns; two to three classes,
+#: six random networks and the two-class example, 5.5-11 ns).  The two-class example at
+#: 3,000 + 3,000 customers (4.3e8 steps) took 4.8 s, which a budget of 10^9 one-class
+#: steps had called "about a second".
+STEP_SECONDS = {"one class": 2e-9, "several classes": 1e-8}
 #: Largest Linearizer work per substitution sweep over its C + 1 fixed points (station x class
 #: x capacity values x (C + 1)); measured: 2.6e6 took 0.8 s (50 classes x 1,000 stations).
 LINEARIZER_BUDGET = 5e6
@@ -37,10 +44,12 @@ def choose_method(network: Network) -> tuple[str, str]:
     if plan.population.sum() == 0:
         return "exact", "no closed customers"
     algorithm, cost = exact_cost(plan)
-    if exact_lattice_fits(plan) and cost <= EXACT_BUDGET:
-        return "exact", f"exact cost {cost:.3g} lattice steps ({algorithm}) within the budget {EXACT_BUDGET:.3g}"
-    why = (f"the exact lattice has {float(plan.lattice_points):.3g} population vectors (estimated cost {cost:.3g} steps, "
-           f"budget {EXACT_BUDGET:.3g})")
+    seconds = cost * STEP_SECONDS["one class" if len(plan.population) == 1 else "several classes"]
+    if exact_lattice_fits(plan) and seconds <= EXACT_BUDGET_SECONDS:
+        return "exact", (f"estimated {seconds:.2g} s ({cost:.3g} lattice steps, {algorithm}), within the "
+                         f"budget of {EXACT_BUDGET_SECONDS:g} s")
+    why = (f"the exact lattice has {float(plan.lattice_points):.3g} population vectors (estimated {seconds:.2g} s, "
+           f"budget {EXACT_BUDGET_SECONDS:g} s)")
     C = len(plan.population)
     linearizer_work = (C + 1) * float(len(plan.cap_len) * C * plan.cap_len.max())
     if linearizer_work <= LINEARIZER_BUDGET:

@@ -61,8 +61,8 @@ def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
         out.write(f"{'WARNING: ' if not result.converged else ''}{result.message}\n")
     elif not result.converged:
         out.write(f"WARNING: not converged after {result.iterations} iterations\n")
-    if result.method != "exact" and "auto" in result.extras:
-        out.write(f"chosen by --method auto: {result.extras['auto']}\n")
+    if "auto" in result.extras:
+        out.write(f"auto chose {result.extras['auto']}\n")
     if result.accuracy and result.accuracy != "exact":
         out.write(f"{'WARNING: ' if result.accuracy.startswith('unreliable') else ''}accuracy: {result.accuracy}\n")
     name_w = max(8, *(len(s) for s in result.stations))
@@ -288,10 +288,13 @@ def _solve_grid(args, path, target, grid, out) -> tuple[list, dict | None]:
     from .analysis import first_meeting
     from .sweep import sweep_chunks
 
+    from .analysis import UnchangedSweeps
+
     kept, met = [], None
     keep = [*grid.names, target.main_output]
+    idle = UnchangedSweeps(grid.names) if len(grid) <= UnchangedSweeps.MAX_CASES and len(grid) > 1 else None
     done = min(len(grid), out.first_chunk * out.chunk_size)
-    bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False)
+    bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False, disable=None)  # None: a tty only
     stop = []
     previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     try:
@@ -305,9 +308,13 @@ def _solve_grid(args, path, target, grid, out) -> tuple[list, dict | None]:
                 bar.update(len(frame))
                 if args.plot:
                     kept.append(frame[[c for c in keep if c in frame]])
+                if idle is not None:
+                    idle.add(frame)
                 if args.target and met is None:
                     met = first_meeting(frame, args.target)
         out.finish()
+        for line in idle.warnings() if idle is not None else ():
+            print(f"mva: warning: {line}", file=sys.stderr)
     except KeyboardInterrupt:
         if not out.to_stdout:
             print(f"mva: interrupted after {done:,} of {len(grid):,} cases; the same command with --resume "
@@ -480,6 +487,18 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(printable(f"mva: warning: {message}"), file=sys.stderr)
 
 
+#: Compilation shorter than this is not worth a line (cache loading, a small kernel).
+_COMPILE_NOTE_SECONDS = 1.0
+
+
+def _report_compilation(seconds: float) -> None:
+    """The numba compilation of this run, apart from the solve times and simulation
+    speeds it would otherwise inflate (they exclude it: :func:`mva.jit.seconds_since`)."""
+    if seconds >= _COMPILE_NOTE_SECONDS:
+        print(f"mva: note: compiled numba kernels for {seconds:.1f} s, not counted in the times above (once "
+              "after installing; later runs load them from numba's cache)", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (see :class:`ExitCode`)."""
     parser = build_parser()
@@ -487,11 +506,16 @@ def main(argv=None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return ExitCode.INPUT_ERROR
+    from .jit import compile_seconds
+
+    compiled = compile_seconds()
     try:
         with warnings.catch_warnings():
             if argv is None:          # the command itself; a caller (a test) keeps its own handler
                 warnings.showwarning = _one_line_warning
-            return int(args.handler(args))
+            status = int(args.handler(args))
+        _report_compilation(compile_seconds() - compiled)
+        return status
     except ModelError as exc:
         print(f"mva: {_as_given(args, exc)}", file=sys.stderr)
         return ExitCode.INPUT_ERROR

@@ -35,7 +35,6 @@ classes are summed out exactly, see :mod:`mva.open`.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -45,6 +44,7 @@ from .jit import once
 from .network import Network, Station
 from .plan import SolverPlan, assemble_result
 from .result import Result
+from .jit import clock, seconds_since
 
 __all__ = ["exact_mva", "closed_throughput_curve", "exact_algorithm", "exact_cost", "exact_lattice_fits",
            "MAX_LATTICE_POINTS", "EXACT_ALGORITHMS"]
@@ -233,7 +233,7 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
         raise ModelError("options.algorithm", f"unknown algorithm {algorithm!r}; valid: auto, "
                                               f"{', '.join(EXACT_ALGORITHMS)}")
     warm_up()
-    start = time.perf_counter()
+    start = clock()
     plan = SolverPlan.of(network)
     if algorithm == "mva-convolution" and plan.residual.any() and plan.needs_marginals:
         raise ModelError("options.algorithm", "mva-convolution needs product form, and station "
@@ -245,7 +245,7 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
         (x_lattice, r_closed, q_closed, marginal), chosen = _closed_lattice(
             plan, algorithm=None if algorithm == "auto" else algorithm)
         closed = (x_lattice[-1], r_closed, q_closed, marginal)
-    return assemble_result(network, plan, "exact", *closed, solve_seconds=time.perf_counter() - start,
+    return assemble_result(network, plan, "exact", *closed, solve_seconds=seconds_since(start),
                            accuracy="exact", extras={"algorithm": chosen})
 
 

@@ -14,9 +14,34 @@ simulator's time.  A kernel that does allocate then fails to compile, loudly.
 """
 from __future__ import annotations
 
-from numba import njit, prange
+import time
 
-__all__ = ["once", "jit", "prange", "POLICY"]
+from numba import njit, prange
+from numba.core import event
+
+__all__ = ["once", "jit", "prange", "POLICY", "compile_seconds", "clock", "seconds_since"]
+
+# every numba compilation of this process, outermost events only (numba's own listener)
+_COMPILING = event.TimingListener()
+event.register("numba:compile", _COMPILING)
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling numba kernels (the first run on a fresh
+    install compiles them all; later runs load them from numba's cache)."""
+    return _COMPILING.duration if _COMPILING.done else 0.0
+
+
+def clock() -> tuple[float, float]:
+    """A mark for :func:`seconds_since`: the wall clock and the compile time so far."""
+    return time.perf_counter(), compile_seconds()
+
+
+def seconds_since(mark: tuple[float, float]) -> float:
+    """Wall seconds since ``mark`` less the numba compilation in between: every solve and
+    simulation time the project reports, so a first run's compilation is neither solve
+    time nor simulation speed (the command line reports it apart)."""
+    return time.perf_counter() - mark[0] - (compile_seconds() - mark[1])
 
 POLICY = {"cache": True, "nogil": True, "error_model": "numpy"}
 

@@ -32,7 +32,6 @@ import dataclasses
 import difflib
 import functools
 import numbers
-import time
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
@@ -40,6 +39,7 @@ from collections.abc import Callable
 
 from .errors import ModelError
 from .tomlcompat import tomllib
+from .jit import clock, seconds_since
 
 
 __all__ = ["Parameter", "ParameterisedModel", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
@@ -201,9 +201,9 @@ def timed(func):
     """Decorator for ``solve``: fills ``solve_seconds`` of the returned solution."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
+        start = clock()
         solution = func(*args, **kwargs)
-        return dataclasses.replace(solution, solve_seconds=time.perf_counter() - start)
+        return dataclasses.replace(solution, solve_seconds=seconds_since(start))
     return wrapper
 
 

@@ -31,7 +31,6 @@ law from the completed visits' sojourn times, and utilisations by the utilisatio
 """
 from __future__ import annotations
 
-import time
 from functools import partial
 
 import numpy as np
@@ -44,6 +43,7 @@ from .result import Result
 from .simulation_output import analyse
 from .simulation_settings import NETWORK_SIMULATION, SimulationSettings
 from .variates import seed as seed_stream
+from .jit import clock, seconds_since
 
 __all__ = ["simulate_network", "MEASURES"]
 
@@ -243,7 +243,7 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
         the interval half-widths of each measure and ``confidence_level`` the level;
         ``converged`` is False when ``precision`` was not reached.
     """
-    started = time.perf_counter()
+    started = clock()
     settings = (settings or NETWORK_SIMULATION).with_options(**options)
     if settings.target not in ("auto", *MEASURES):
         raise ModelError("target", f"no measure {settings.target!r}; measures: auto, {', '.join(MEASURES)}")
@@ -281,7 +281,7 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
                   throughput=throughput, response_time=mean["response_time"],
                   residence_time=mean["residence_time"], queue_length=mean["queue_length"],
                   utilization=mean["utilization"], converged=reached, iterations=spent,
-                  solve_seconds=time.perf_counter() - started, message=message,
+                  solve_seconds=seconds_since(started), message=message,
                   accuracy=caution or f"{100 * confidence:g}% confidence intervals from {run.method}",
                   half_width=half, confidence_level=confidence,
                   extras={"events": spent, "simulated_time": float(total["time"]), "seed": int(seed)})

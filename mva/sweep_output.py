@@ -222,7 +222,8 @@ class SweepOutput:
         """Write what is held (a table), and put the complete output under its name."""
         if self.fmt == "table":
             frame = pd.concat(self.table_frames, ignore_index=True) if self.table_frames else pd.DataFrame()
-            self.stream.write(frame.to_string(index=False) + "\n")
+            # a resource a case does not have (a second bus of a one-bus case) prints as "-"
+            self.stream.write(frame.to_string(index=False, na_rep="-") + "\n")
         if self.to_stdout:
             self.stream.flush()
             return

@@ -29,6 +29,7 @@ from .machine import CoherenceViolation, ReferenceStream, run_length, scalabilit
 from .options import option, parse_size, size_label
 from .protocols import DIRTY, WRITABLE, protocol
 from .workload import Workload
+from mva.jit import clock, seconds_since
 
 __all__ = ["BusConfig", "BusResult", "simulate_bus", "format_result", "summary_row", "bus_costs", "CoherenceViolation",
            "scalability"]
@@ -336,18 +337,17 @@ def simulate_bus(workload: Workload, config: BusConfig | None = None, progress: 
     >>> r.references, round(r.gsp, 3)
     (99996, 1.545)
     """
-    import time
-
+    
     from tqdm.auto import tqdm
 
     cfg = replace(config, **options) if config is not None else BusConfig(**options)
-    started = time.perf_counter()
+    started = clock()
     budget, to_end = run_length(workload, cfg.references)
     m = _Machine(workload, cfg, to_end)
     for pid in range(len(workload.processes)):
         m.stream.refill(pid)
     m.dispatch_all()
-    bar = tqdm(total=None if to_end else budget, disable=not progress, unit="ref", unit_scale=True,
+    bar = tqdm(total=None if to_end else budget, disable=None if progress else True, unit="ref", unit_scale=True,
                desc=f"{workload.name} {cfg.protocol} x{cfg.cpus}", leave=False)
     shown = 0
     try:
@@ -380,7 +380,7 @@ def simulate_bus(workload: Workload, config: BusConfig | None = None, progress: 
     busy = refs_by_cpu * m.costs[K.COST_CPU]      # every reference's own cycles
     counts["hits"] = int(refs_by_cpu.sum()) - sum(v for k, v in counts.items() if k.startswith("miss."))
     return BusResult(workload.name, cfg, counts, cycles, busy, m.cpus.stall.copy(),
-                            refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, time.perf_counter() - started)
+                            refs_by_cpu.copy(), int(m.glob[K.G_BUS_BUSY]), nb, seconds_since(started))
 
 
 def format_result(d: dict) -> str:

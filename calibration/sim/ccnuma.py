@@ -41,7 +41,6 @@ another node holds the line (:class:`~calibration.sim.machine.CoherenceViolation
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -53,6 +52,7 @@ from .directory import DIRECTORY, DirectoryProtocol
 from .machine import MAX_CYCLES_PER_REFERENCE, CoherenceViolation, RawReferences, check_run_options
 from .options import option
 from .workload import Workload
+from mva.jit import clock, seconds_since
 
 __all__ = ["CCNUMAConfig", "CCNUMAResult", "simulate_ccnuma", "COUNTERS", "PLACEMENTS", "PROXIES"]
 
@@ -288,7 +288,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
     >>> r.execution_cycles, r.totals["remote_reads"]
     (106463, 621)
     """
-    t0 = time.perf_counter()
+    t0 = clock()
     P = len(workload.processes)
     cpr = config.cycles_per_reference
     if cpr is None:
@@ -351,7 +351,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
                   for i, p in enumerate(workload.processes))
     totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
     return CCNUMAResult(workload.name, config.to_dict(), procs, totals, execution, vis, demand, rvis,
-                        *phases.sums, int(glob[K.G_LINES]), int(glob[K.G_PAGES]), time.perf_counter() - t0)
+                        *phases.sums, int(glob[K.G_LINES]), int(glob[K.G_PAGES]), seconds_since(t0))
 
 
 TABLE_COLUMNS = ("references", "read_misses", "remote_reads", "requests", "messages", "bounces", "proxy_reads")

@@ -30,7 +30,6 @@ gets an equal share and meets every neighbour; or an explicit sequence of groups
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -41,6 +40,7 @@ from . import _cmt_kernel as K
 from .options import MAX_COUNT, option, parse_size, size_label
 from .traces import IFETCH, limited
 from .workload import PAGE, Workload
+from mva.jit import clock, seconds_since
 
 __all__ = ["CMTConfig", "CMTResult", "ThreadTraces", "load_threads", "simulate_cmt", "round_robin_groups", "POLICIES"]
 
@@ -234,7 +234,7 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
     """Run ``workload`` (or its preloaded ``traces``) on the machine ``config``
     (fields of :class:`CMTConfig` may be given as keywords instead)."""
     cfg = CMTConfig(**{**(asdict(config) if config else {}), **overrides})
-    t0 = time.perf_counter()
+    t0 = clock()
     tr = traces if traces is not None else load_threads(workload, cfg.block, references=cfg.references,
                                                         seed=cfg.seed)
     n = len(tr.names)
@@ -304,7 +304,7 @@ def simulate_cmt(workload: Workload, config: CMTConfig | None = None, traces: Th
                      l2_miss_ratio=l2_misses / max(l2_acc, 1),
                      l2_misses_per_reference=l2_misses / max(refs, 1),
                      memory_utilization=l2_misses * cfg.line_cycles / max(cycles, 1),
-                     share_std=float(np.std(shares)), threads=rows, seconds=time.perf_counter() - t0)
+                     share_std=float(np.std(shares)), threads=rows, seconds=seconds_since(t0))
 
 
 def format_result(d: dict) -> str:

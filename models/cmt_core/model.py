@@ -102,7 +102,13 @@ class CMTCore(ParameterisedModel):
             raise ModelError("threads.core", f"a thread is on core {max(self.values['threads.core'])}, the chip "
                                              f"has cores 0..{self.values['cores'] - 1}")
         v = self.values
-        for i, (_f, m1, m2) in enumerate(zip(*(v[f"threads.{k}"] for k in THREAD_LISTS), strict=False)):
+        for i, (f, m1, m2) in enumerate(zip(*(v[f"threads.{k}"] for k in THREAD_LISTS), strict=False)):
+            if f > 1.0:
+                raise ModelError(f"threads.memory_instructions[{i}]", f"{f:g} per instruction is more than one: an "
+                                                                      "instruction makes at most one data access")
+            if m1 > f + 1e-12:
+                raise ModelError(f"threads.l1_misses[{i}]", f"{m1:g} exceeds the thread's memory instructions {f:g}: "
+                                                            "an L1 miss is a data access first")
             if m2 > m1 + 1e-12:
                 raise ModelError(f"threads.l2_misses[{i}]", f"{m2:g} exceeds the thread's L1 misses {m1:g}: an L2 "
                                                             "miss is an L1 miss first")

@@ -75,7 +75,6 @@ against the simulator), :mod:`models.bus_simulation` (the model's own machine, s
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -83,6 +82,7 @@ from mva.errors import ModelError
 from mva.simulation_settings import SimulationSettings
 from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, integer_list, real, real_list, \
     timed
+from mva.jit import clock, seconds_since
 
 __all__ = ["SharedBus", "PARAMETERS", "solve_shared_bus", "interpolate"]
 
@@ -269,7 +269,7 @@ class SharedBus(ParameterisedModel):
         """
         from ..bus_simulation import BusMachine, simulate_bus_machine
 
-        started = time.perf_counter()
+        started = clock()
         cpus, cycles = self.values["cpus"], self.values["cpu_cycles"]
         i = self.inputs_at(cpus)
         scv = lambda mean, m2: m2 / mean ** 2 - 1.0 if mean > 0 else 1.0     # noqa: E731
@@ -294,6 +294,6 @@ class SharedBus(ParameterisedModel):
         message = f"simulation: {est.how}" + ("" if est.reached else f"; precision {settings.precision:g} not reached")
         return ModelSolution(model=self.name or "shared_bus", kind=self.kind, outputs=outputs, units=OUTPUT_UNITS,
                              converged=est.reached, iterations=est.spent, message=message,
-                             solve_seconds=time.perf_counter() - started, half_width=half,
+                             solve_seconds=seconds_since(started), half_width=half,
                              confidence_level=settings.confidence, extras={"events": est.spent,
                                                                            "seed": int(settings.seed)})

@@ -55,7 +55,6 @@ message, not folded into the intervals.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import partial
 
@@ -70,6 +69,7 @@ from ..bus_simulation import BusMachine, simulate_bus_machine
 from . import _simulation_kernel as kernel
 from .equations import tpmc
 from .outputs import OUTPUT_UNITS
+from mva.jit import clock, seconds_since
 
 __all__ = ["simulate", "Architecture", "architecture", "DISK_MODELS"]
 
@@ -278,7 +278,7 @@ def simulate(model, settings: SimulationSettings | None = None, disks: str = "me
         ``half_width`` (same nesting) and ``confidence_level``; ``converged`` is False
         when ``precision`` was not reached.
     """
-    started = time.perf_counter()
+    started = clock()
     settings = (settings or SIMULATION).with_options(**{**options, "target": "tpmC"})
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     if not 0.0 < memory_precision < 1.0:
@@ -295,7 +295,7 @@ def simulate(model, settings: SimulationSettings | None = None, disks: str = "me
     elif not reached:
         message += f"; precision {precision:g} not reached (tpmC ±{half['tpmC'] / outputs['tpmC']:.3g})"
     return ModelSolution(model=model.name or "tpcc_smp", kind=model.kind, outputs=outputs, converged=reached,
-                         iterations=run.spent, solve_seconds=time.perf_counter() - started, message=message,
+                         iterations=run.spent, solve_seconds=seconds_since(started), message=message,
                          units=OUTPUT_UNITS, half_width=half, confidence_level=confidence,
                          extras={"events": run.spent, "simulated_time": float(run.total["time"]), "seed": int(seed),
                                  "transactions": float(run.total["done"].sum()), "method": run.method,

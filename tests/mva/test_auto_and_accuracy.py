@@ -59,7 +59,7 @@ def test_cli_auto_says_which_method_ran_in_table_and_json(tmp_path, capsys):
     assert main(["solve", str(path)]) == 0
     table = capsys.readouterr().out
     assert "(method: linearizer," in table
-    assert "chosen by --method auto: linearizer: the exact lattice has" in table
+    assert "auto chose linearizer: the exact lattice has" in table
     assert "accuracy: approximate (Linearizer)" in table
     assert main(["solve", str(path), "--format", "json"]) == 0
     record = json.loads(capsys.readouterr().out)
