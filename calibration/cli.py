@@ -25,6 +25,8 @@ def _cmd_convert(args):
         raise ModelError("-o", "the output must be an .npz file")
     if args.skip < 0:
         raise ModelError("--skip", f"must be a count of references >= 0, got {args.skip}")
+    if not 1 <= args.din_size <= 0xFFFF:
+        raise ModelError("--din-size", f"must be an access size from 1 to 65535 bytes, got {args.din_size}")
     if args.limit is not None and args.limit < 1:
         raise ModelError("--limit", f"must be a positive count of references, got {args.limit}")
     refuse_overwrite(out, args.force, "-o")
@@ -35,10 +37,19 @@ def _cmd_convert(args):
     return 0
 
 
+def _check_block(block: int) -> None:
+    """``--block`` of ``mva trace``: a power of two from 1 byte to 1 MiB."""
+    if not (1 <= block <= 1 << 20 and block & (block - 1) == 0):
+        raise ModelError("--block", f"must be a power of two from 1 to 1 MiB, got {block}")
+
+
 def _cmd_stats(args):
     from .sim.stats import format_statistics, workload_statistics
     from .sim.loading import load_workload
 
+    _check_block(args.block)
+    if args.references is not None and args.references < 1:
+        raise ModelError("--references", f"must be a positive count, got {args.references}")
     opts = {"references": args.references} if args.references else {}
     wl = load_workload(args.workload, **opts)
     stats = workload_statistics(wl, block=args.block, per_process=args.per_process)
@@ -80,8 +91,7 @@ def _cmd_reuse(args):
     from .sim.options import parse_size, size_label
     from .sim.reuse import reuse_profile
 
-    if not (1 <= args.block <= 1 << 20 and args.block & (args.block - 1) == 0):
-        raise ModelError("--block", f"must be a power of two from 1 to 1 MiB, got {args.block}")
+    _check_block(args.block)
     if args.sample is not None and not 0 < args.sample <= 1:
         raise ModelError("--sample", f"must be a rate in (0, 1], got {args.sample:g}")
     try:
@@ -276,10 +286,15 @@ def _configs(args, machine) -> list:
         values = {**given, **{k: own[k].parse(f"--sweep {k}", v) for k, v in case.items()}}
         try:
             out.append((case, machine.config(**values)))
-        except ModelError as exc:      # name the option or sweep the user wrote, not the field
-            where = f"--sweep {exc.field}" if exc.field in case else _flag(exc.field) if exc.field in own else exc.field
-            raise ModelError(where, exc.problem) from None
+        except ModelError as exc:
+            raise _as_written(exc, case, own) from None
     return out
+
+
+def _as_written(exc: ModelError, case: dict, own: dict) -> ModelError:
+    """``exc`` naming the option or ``--sweep`` entry the user wrote, not the field."""
+    where = f"--sweep {exc.field}" if exc.field in case else _flag(exc.field) if exc.field in own else exc.field
+    return ModelError(where, exc.problem)
 
 
 def _cmd_simulate(args):
@@ -295,7 +310,10 @@ def _cmd_simulate(args):
             return _scalability(args, machine, wl, configs, out, progress)
         rows = []
         for case, cfg in configs:
-            d = machine.simulate(wl, machine.prepared(wl, cfg), progress=progress).to_dict()
+            try:
+                d = machine.simulate(wl, machine.prepared(wl, cfg), progress=progress).to_dict()
+            except ModelError as exc:
+                raise _as_written(exc, case, machine.options()) from None
             d["config"] = cfg.to_dict()      # as asked: a perf/fair schedule by name, not its groups
             if args.format == "json":
                 out.write(json.dumps({**({"case": case} if args.sweep else {}), **d}) + "\n")

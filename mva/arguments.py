@@ -17,4 +17,6 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
     def error(self, message):
-        self.exit(INPUT_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        from .errors import printable      # a control character the user typed stays one line
+
+        self.exit(INPUT_ERROR, printable(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")

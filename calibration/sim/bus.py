@@ -25,8 +25,11 @@ from .._moved import moved_attributes
 
 from . import _bus_kernel as K
 from .blockmap import BlockMap
-from .machine import CoherenceViolation, ReferenceStream, run_length, scalability
+from .machine import CoherenceViolation, ReferenceStream, check_cache_memory, run_length, scalability
 from .options import option, parse_size, size_label
+
+#: Most processors on one bus (the paper studies up to 32).
+MAX_CPUS = 1024
 from .protocols import DIRTY, WRITABLE, protocol
 from .workload import Workload
 from mva.jit import clock, seconds_since
@@ -63,7 +66,7 @@ class BusConfig:
     ``costs`` overrides :func:`bus_costs` entries.
     """
 
-    cpus: int = option(8, "processors (default 8)", "processors")
+    cpus: int = option(8, "processors (default 8, at most 1024)", "processors", high=1024)
     cache: int = option(2 << 20, "cache size per processor, e.g. 2MiB (default 2MiB)", "bytes", "size")
     block: int = option(128, "block size (default 128)", "bytes", "size")
     assoc: int = option(2, "associativity (default 2)", "ways")
@@ -78,7 +81,7 @@ class BusConfig:
                        "bytes", "size")
     references: int | None = option(None, "run length (default: the workload's; presets: generated length too)",
                                     "references")
-    seed: int = option(1, "seed of scheduling and page placement (default 1)")
+    seed: int = option(1, "seed of scheduling and page placement (default 1)", low=0, high=2 ** 32 - 1)
     affinity: float = option(1.0, "affinity scheduler's preference (default 1)", "time slices", "float")
     check: bool = option(False, "check coherence (versions per word; slow)", kind="flag")
     pages: str = option("random", "virtual-to-physical page mapping (default random)", kind="choice",
@@ -104,6 +107,12 @@ class BusConfig:
         if self.cache < self.block * self.assoc or self.cache % (self.block * self.assoc):
             raise ModelError("cache", f"{self.cache} bytes is not a whole number of sets of {self.assoc} x "
                                       f"{self.block}-byte blocks")
+        if self.cpus > MAX_CPUS:
+            raise ModelError("cpus", f"must be at most {MAX_CPUS} processors on one bus, got {self.cpus}")
+        check_cache_memory("cache", self.cpus * (self.cache // self.block), f"{self.cpus} caches of {self.cache:,} "
+                                                                             "bytes")
+        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2 ** 32:
+            raise ModelError("seed", f"must be an integer in [0, 2^32), got {self.seed!r}")
         protocol(self.protocol)
         if self.scheduler not in ("random", "affinity"):
             raise ModelError("scheduler", f"unknown scheduler {self.scheduler!r}; choose random or affinity")

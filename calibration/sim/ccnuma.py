@@ -49,7 +49,7 @@ from mva.errors import ModelError
 
 from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
-from .machine import MAX_CYCLES_PER_REFERENCE, CoherenceViolation, RawReferences, check_run_options
+from .machine import MAX_CYCLES_PER_REFERENCE, CoherenceViolation, RawReferences, check_cache_memory, check_run_options
 from .options import option
 from .workload import Workload
 from mva.jit import clock, seconds_since
@@ -249,6 +249,8 @@ class _Phases:
 
 def _caches(config: CCNUMAConfig, P: int) -> tuple:
     """Per node: SLC tags, states, stamps, checker versions (checking mode only) and FLC tags."""
+    check_cache_memory("slc", P * (config.slc + config.flc) // 64, f"{P} nodes with an SLC of {config.slc:,} bytes "
+                                                                   f"and an FLC of {config.flc:,}")
     slc_sets, flc_sets = config.slc // 64, config.flc // 64
     return (np.full((P, slc_sets), -1, np.int64), np.zeros((P, slc_sets), np.int8),
             np.zeros((P, slc_sets), np.int64),

@@ -37,6 +37,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import _cmt_kernel as K
+from .machine import check_cache_memory
 from .options import MAX_COUNT, option, parse_size, size_label
 from .traces import IFETCH, limited
 from .workload import PAGE, Workload
@@ -57,8 +58,8 @@ class CMTConfig:
     """One CMT machine.  Sizes in bytes (``"48KiB"`` accepted), times in cycles,
     ``bandwidth`` in bytes per cycle between the L2 and memory."""
 
-    cores: int = option(1, "cores (default 1)", "cores")
-    contexts: int = option(4, "hardware contexts per core (default 4)", "contexts")
+    cores: int = option(1, "cores (default 1, at most 256)", "cores", high=256)
+    contexts: int = option(4, "hardware contexts per core (default 4, at most 64)", "contexts", high=64)
     l1: int = option(8 << 10, "L1 data cache per core (default 8KiB)", "bytes", "size")
     l1_assoc: int = option(4, "L1 associativity (default 4)", "ways")
     l2: int = option(384 << 10, "shared L2 (default 384KiB)", "bytes", "size")
@@ -76,7 +77,7 @@ class CMTConfig:
     schedule: object = option("all", "all threads at once (default), round-robin windows, or balance-set PERF/FAIR "
                                      "groups predicted from each thread's reuse profile", kind="choice",
                               choices=("all", "round-robin", "perf", "fair"))
-    seed: int = option(1, "seed of the trace starting points (default 1)")
+    seed: int = option(1, "seed of the trace starting points (default 1)", low=0, high=2 ** 32 - 1)
     references: int | None = option(None, "references kept of each thread's trace (default: all)", "references")
 
     def __post_init__(self):
@@ -89,6 +90,8 @@ class CMTConfig:
                 raise ModelError(name, f"must be a positive integer, got {v!r}")
         if not isinstance(self.warmup, (int, np.integer)) or self.warmup < 0:
             raise ModelError("warmup", f"must be a non-negative integer of cycles, got {self.warmup!r}")
+        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2 ** 32:
+            raise ModelError("seed", f"must be an integer in [0, 2^32), got {self.seed!r}")
         if self.block < 4 or self.block & (self.block - 1):
             raise ModelError("block", f"must be a power of two of at least 4 bytes, got {self.block}")
         for name, assoc in (("l1", self.l1_assoc), ("l2", self.l2_assoc)):
@@ -99,10 +102,14 @@ class CMTConfig:
         if not MIN_BANDWIDTH <= self.bandwidth <= MAX_BANDWIDTH:
             raise ModelError("bandwidth", f"must be from {MIN_BANDWIDTH:g} to {MAX_BANDWIDTH:g} bytes per cycle, "
                                           f"got {self.bandwidth!r}")
-        for name in ("cores", "contexts", "l1_latency", "l2_latency", "memory_latency", "time_slice", "cycles",
-                     "warmup", "l1", "l2"):
+        for name in ("l1_latency", "l2_latency", "memory_latency", "time_slice", "cycles", "warmup", "l1", "l2"):
             if getattr(self, name) > MAX_COUNT:
                 raise ModelError(name, f"must be at most {MAX_COUNT:,}, got {getattr(self, name):,}")
+        for name, high in (("cores", 256), ("contexts", 64)):
+            if getattr(self, name) > high:
+                raise ModelError(name, f"must be at most {high}, got {getattr(self, name):,}")
+        check_cache_memory("l2", (self.cores * self.l1 + self.l2) // self.block,
+                           f"{self.cores} L1 caches of {self.l1:,} bytes and an L2 of {self.l2:,}")
         if isinstance(self.schedule, str) and self.schedule not in ("all", "round-robin", *POLICIES):
             raise ModelError("schedule", f"unknown schedule {self.schedule!r}; choose all, round-robin, perf, fair "
                                          "or give groups of thread indices")

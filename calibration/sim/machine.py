@@ -93,6 +93,22 @@ class ReferenceStream:
         return filled > 0
 
 
+#: Most memory the simulated caches' tables of one run may take (bytes), and what a cache
+#: line costs in them (tag, state, LRU stamp and slack): a 512 GiB cache asked for 128 GiB
+#: of numpy arrays and ended in a MemoryError traceback.
+MEMORY_BUDGET = 4 << 30
+BYTES_PER_LINE = 32
+
+
+def check_cache_memory(field: str, lines: int, what: str) -> None:
+    """A :class:`ModelError` naming ``field`` when ``lines`` simulated cache lines (all
+    processors' together) would take more than :data:`MEMORY_BUDGET` of tables."""
+    need = int(lines) * BYTES_PER_LINE
+    if need > MEMORY_BUDGET:
+        raise ModelError(field, f"{what}: {int(lines):,} cache lines need about {need / 2 ** 30:,.0f} GiB of "
+                                f"tables, more than the simulators' bound of {MEMORY_BUDGET >> 30} GiB")
+
+
 #: Most cycles of work per data reference: with more, a trace's run time overflows the
 #: machines' 64-bit cycle counts (4 x 10^12 printed a negative execution time).
 MAX_CYCLES_PER_REFERENCE = 1_000_000

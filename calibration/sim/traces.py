@@ -428,10 +428,16 @@ def read_trace(path, fmt: str | None = None, chunk_references: int = CHUNK_REFER
     path = Path(path)
     if not path.is_file():
         raise TraceError(str(path), "no such trace file")
-    detected = detect_format(path) if fmt in (None, "lackey", "din") else fmt
-    if fmt in ("lackey", "din") and detected == "npz":
-        raise TraceError(str(path), f"is an npz file, not {fmt} text (leave the format out to detect it)")
-    fmt = fmt or detected
+    if fmt is None:
+        fmt = detect_format(path)
+    else:
+        try:
+            detected = detect_format(path)
+        except TraceError:          # an odd file: the format given decides
+            detected = fmt
+        if detected != fmt:
+            raise TraceError(str(path), f"is a{'n' if detected == 'npz' else ''} {detected} trace, not {fmt} (leave "
+                                        "the format out to detect it)")
     if fmt == "lackey":
         return read_lackey(path, chunk_references)
     if fmt == "din":
