@@ -51,6 +51,11 @@ POLICIES = ("perf", "fair")
 #: Bounds of the L2-memory bandwidth (bytes per cycle): below the lower one a line holds the
 #: channel for millions of cycles; the option says the same.
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e-3, 1e6
+#: Bounds of the integer fields (a core of 10^6 contexts ran unbounded).
+_INTEGER_BOUNDS = {"cores": (1, 256), "contexts": (1, 64), "l1_assoc": (1, MAX_COUNT), "l2_assoc": (1, MAX_COUNT),
+                   "l1_latency": (1, MAX_COUNT), "l2_latency": (1, MAX_COUNT), "memory_latency": (1, MAX_COUNT),
+                   "time_slice": (1, MAX_COUNT), "cycles": (1, MAX_COUNT), "warmup": (0, MAX_COUNT),
+                   "seed": (0, 2 ** 32 - 1), "l1": (1, MAX_COUNT), "l2": (1, MAX_COUNT)}
 
 
 @dataclass(frozen=True)
@@ -83,15 +88,10 @@ class CMTConfig:
     def __post_init__(self):
         for name in ("l1", "l2", "block"):
             object.__setattr__(self, name, parse_size(getattr(self, name)))
-        for name in ("cores", "contexts", "l1_assoc", "l2_assoc", "l1_latency", "l2_latency", "memory_latency",
-                     "time_slice", "cycles"):
+        for name, (low, high) in _INTEGER_BOUNDS.items():
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ModelError(name, f"must be a positive integer, got {v!r}")
-        if not isinstance(self.warmup, (int, np.integer)) or self.warmup < 0:
-            raise ModelError("warmup", f"must be a non-negative integer of cycles, got {self.warmup!r}")
-        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2 ** 32:
-            raise ModelError("seed", f"must be an integer in [0, 2^32), got {self.seed!r}")
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not low <= v <= high:
+                raise ModelError(name, f"must be an integer from {low:,} to {high:,}, got {v!r}")
         if self.block < 4 or self.block & (self.block - 1):
             raise ModelError("block", f"must be a power of two of at least 4 bytes, got {self.block}")
         for name, assoc in (("l1", self.l1_assoc), ("l2", self.l2_assoc)):
@@ -102,12 +102,6 @@ class CMTConfig:
         if not MIN_BANDWIDTH <= self.bandwidth <= MAX_BANDWIDTH:
             raise ModelError("bandwidth", f"must be from {MIN_BANDWIDTH:g} to {MAX_BANDWIDTH:g} bytes per cycle, "
                                           f"got {self.bandwidth!r}")
-        for name in ("l1_latency", "l2_latency", "memory_latency", "time_slice", "cycles", "warmup", "l1", "l2"):
-            if getattr(self, name) > MAX_COUNT:
-                raise ModelError(name, f"must be at most {MAX_COUNT:,}, got {getattr(self, name):,}")
-        for name, high in (("cores", 256), ("contexts", 64)):
-            if getattr(self, name) > high:
-                raise ModelError(name, f"must be at most {high}, got {getattr(self, name):,}")
         check_cache_memory("l2", (self.cores * self.l1 + self.l2) // self.block,
                            f"{self.cores} L1 caches of {self.l1:,} bytes and an L2 of {self.l2:,}")
         if isinstance(self.schedule, str) and self.schedule not in ("all", "round-robin", *POLICIES):
