@@ -177,10 +177,11 @@ class UnchangedSweeps:
         return lines
 
 
-def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) -> None:
+def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str, unit_of=None) -> None:
     """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``;
     when ``swept[0]`` takes names (``communication=A,H,B``), grouped bars instead, one
-    group per combination of the other swept parameters."""
+    group per combination of the other swept parameters.  ``unit_of(name)`` labels the
+    axes with units (``cpus [processors]``)."""
     from .output import require_matplotlib
 
     plt = require_matplotlib("--plot")
@@ -196,8 +197,10 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str) ->
         ax.legend(fontsize="small")
     else:
         ax.plot(frame[x].to_numpy(), frame[output].to_numpy(), marker="o", ms=3)
-    ax.set_xlabel(x if pd.api.types.is_numeric_dtype(frame[x]) else ", ".join(swept[1:]))
-    ax.set_ylabel(output)
+    unit_of = unit_of or (lambda name: "")
+    labelled = lambda name: f"{name} [{unit_of(name)}]" if unit_of(name) else name   # noqa: E731
+    ax.set_xlabel(labelled(x) if pd.api.types.is_numeric_dtype(frame[x]) else ", ".join(swept[1:]))
+    ax.set_ylabel(labelled(output))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import signal
+from functools import partial
 import sys
 import warnings
 from importlib.metadata import entry_points
@@ -223,7 +224,9 @@ def _cmd_what_if(args, solver, overrides) -> int:
     distributed = bool(args.scheduler or args.workers)
     chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
     key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
-    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume)
+    units = target.units() if args.format == "table" or args.plot else {}
+    unit_of = partial(target.unit_of, units)
+    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume, unit_of=unit_of)
     try:
         kept, met = _solve_grid(args, path, target, grid, out)
     except KeyboardInterrupt:
@@ -232,7 +235,7 @@ def _cmd_what_if(args, solver, overrides) -> int:
         import pandas as pd
 
         from .analysis import plot_sweep
-        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot)
+        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot, unit_of)
     if args.target:
         if met is None:
             print(f"mva: target {args.target}: no case meets it", file=sys.stderr)

@@ -72,8 +72,9 @@ class SweepOutput:
     """
 
     def __init__(self, path: str | None, fmt: str, key: str, chunk_size: int, *, force: bool = False,
-                 resume: bool = False):
+                 resume: bool = False, unit_of=None):
         self.fmt = fmt
+        self.unit_of = unit_of or (lambda column: "")   # a table's headers: "name [unit]"; csv, json keep names
         self.key = key
         self.chunk_size = chunk_size
         self.first_chunk = 0
@@ -223,7 +224,8 @@ class SweepOutput:
         if self.fmt == "table":
             frame = pd.concat(self.table_frames, ignore_index=True) if self.table_frames else pd.DataFrame()
             # a resource a case does not have (a second bus of a one-bus case) prints as "-"
-            self.stream.write(frame.to_string(index=False, na_rep="-") + "\n")
+            headed = frame.rename(columns=lambda c: f"{c} [{self.unit_of(c)}]" if self.unit_of(c) else c)
+            self.stream.write(headed.to_string(index=False, na_rep="-") + "\n")
         if self.to_stdout:
             self.stream.flush()
             return

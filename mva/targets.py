@@ -58,6 +58,23 @@ class ModelTarget:
         """The model kind's own defaults (a network file's are its values)."""
         return {p.name: p.default for p in self.cls.parameters()}
 
+    def units(self) -> dict:
+        """The unit of each parameter and output by flat name (``utilization.cpu``), for
+        the headers of sweep tables and the axes of plots.  Outputs' units come from one
+        solve of the base case, so only when that is cheap (not ``--method
+        simulation``); a name without a unit is absent."""
+        units = {p.name: p.unit for p in self.cls.parameters() if p.unit}
+        if self.solver.get("method") != "simulation":
+            for name, unit in self.model.solve().units.items():
+                units[name] = unit
+        return units
+
+    @staticmethod
+    def unit_of(units: dict, column: str) -> str:
+        """``column``'s unit: its own, or its group's (``utilization`` for
+        ``utilization.cpu``); empty when none."""
+        return units.get(column) or units.get(column.split(".")[0], "")
+
     def check_names(self, names):
         check_names(self.cls.parameters(), names)
 
