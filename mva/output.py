@@ -33,11 +33,13 @@ def refuse_overwrite(path, force: bool, flag: str) -> None:
 
 
 def require_matplotlib(flag: str):
-    """matplotlib.pyplot on the Agg backend, or a ModelError naming ``flag`` and the
-    extra to install (checked before the work whose results it would draw)."""
+    """matplotlib.pyplot (on the Agg backend unless pyplot was imported already, as in a
+    notebook), or a ModelError naming ``flag`` and the extra to install (checked before
+    the work whose results it would draw)."""
     try:
         import matplotlib
-        matplotlib.use("Agg")
+        if "matplotlib.pyplot" not in sys.modules:    # a notebook (or a caller) keeps its own backend
+            matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise ModelError(flag, "needs matplotlib: pip install 'mva-smp[plot]'") from None

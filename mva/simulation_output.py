@@ -46,7 +46,6 @@ class Estimate:
     how: str
     reached: bool
     method: str
-    worst: float = 0.0
 
 
 def merge(a: dict, b: dict) -> dict:
@@ -64,8 +63,7 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
     reach a half-width of at most that fraction of itself: batch means double their
     length, replications are added, until it does or ``max_events`` are spent.
     ``auto_target(mean, half)`` gives the (estimates, half-widths) that ``target =
-    "auto"`` means; without it "auto" is every entry of every measure.  ``worst`` of the
-    result is the largest relative half-width among the target's positive entries.
+    "auto"`` means; without it "auto" is every entry of every measure.
     """
     s = settings
     seed, events, warmup, batches, replications = int(s.seed), s.events, s.warmup_events, s.batches, s.replications
@@ -140,9 +138,7 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
         how = f"{spent:,} events ({warmup:,} warm-up), {batches} batches, seed {seed}"
         method = "batch means"
     reached = precision is None or precise(mean, half)
-    worst = float(np.max(relative(mean, half), initial=0.0))
-    return Estimate(mean=mean, half=half, total=total, spent=spent, how=how, reached=reached, method=method,
-                    worst=worst)
+    return Estimate(mean=mean, half=half, total=total, spent=spent, how=how, reached=reached, method=method)
 
 
 def _replication(make_chain, seed: int, warmup: int, events: int) -> dict:

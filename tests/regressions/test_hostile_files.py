@@ -70,3 +70,11 @@ def test_a_study_usage_error_is_one_line(capsys):
         svm_study.main(["--bogus"])
     assert stop.value.code == 2
     _one_line(capsys, "unrecognized arguments: --bogus")
+
+
+def test_a_plot_without_matplotlib_is_refused_before_the_study_runs(monkeypatch, capsys, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)        # import matplotlib: ImportError
+    assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft", "--plot", str(tmp_path / "f.png")]) == 2
+    _one_line(capsys, "--plot", "needs matplotlib")

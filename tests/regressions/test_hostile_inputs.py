@@ -46,7 +46,7 @@ def test_an_unmatched_barrier_is_refused_like_an_unreleased_lock(manifests, caps
     _one_line(capsys, "unmatched barriers: a reaches 1, but b 0")
 
 
-@pytest.mark.parametrize("value", ["4398046511104", "1e20"])
+@pytest.mark.parametrize("value", ["4398046511104", "100000000000000000000"])
 def test_cycles_per_reference_that_would_overflow_is_refused(manifests, capsys, value):
     assert main(["simulate", "--machine", "ccnuma", str(manifests / "four.toml"),
                  "--cycles-per-reference", value]) == 2
@@ -57,12 +57,16 @@ def test_cycles_per_reference_that_would_overflow_is_refused(manifests, capsys, 
     (["--machine", "ccnuma", "ge", "--nodes", "3"], ["--nodes", "divisor", "got 3"]),
     (["--machine", "ccnuma", "ge", "--nodes", "4", "--flc", "1e300"], ["--flc", "'1e300'"]),
     (["--machine", "cmt", "data/traces/ls.npz", "--bandwidth", "1e-300"], ["--bandwidth", "bytes per cycle"]),
-    (["--block", "1180591620717411303424", "db"], ["--block"]),
     (["--workload-seed", "-1", "db"], ["--workload-seed"]),
 ])
 def test_machine_options_out_of_range_name_the_option_as_typed(capsys, args, words):
     assert main(["simulate", *args]) == 2
     _one_line(capsys, *words)
+
+
+def test_a_huge_reuse_block_is_blamed_on_block_not_sizes(capsys):
+    assert main(["trace", "reuse", "data/traces/ls-head.din", "--block", "1180591620717411303424"]) == 2
+    _one_line(capsys, "--block")
 
 
 def test_trace_convert_refuses_a_negative_skip(tmp_path, capsys):
@@ -123,3 +127,13 @@ def test_cmt_error_factors_are_finite_with_zeros_raised_to_one_miss():
     f = _factor([0.0, 0.2, 0.0], [0.1, 0.0, 0.0], [0.01, 0.01, 0.01])
     assert np.all(np.isfinite(f))
     assert f.tolist() == pytest.approx([10.0, 20.0, 1.0])
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("threads.memory_instructions=[2, 0.3, 0.3, 0.3]", "threads.memory_instructions[0]"),
+    ("threads.l1_misses=[0.5, 0.03, 0.03, 0.03]", "threads.l1_misses[0]"),
+])
+def test_cmt_core_rates_that_cannot_be_are_refused(tmp_path, capsys, setting, words):
+    (tmp_path / "c.toml").write_text('kind = "cmt_core"\n')
+    assert main(["solve", str(tmp_path / "c.toml"), "--set", setting]) == 2
+    _one_line(capsys, words)
