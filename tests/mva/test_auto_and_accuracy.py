@@ -24,7 +24,7 @@ def test_auto_is_exact_when_affordable():
                   population=[10, 5], think_time=[1.0, 2.0])
     auto, exact = solve(net, "auto"), solve(net, "exact")
     assert auto.method == "exact" and auto.accuracy == "exact"
-    assert auto.extras["auto"].startswith("exact: exact cost")
+    assert auto.extras["auto"].startswith("exact: estimated")
     np.testing.assert_array_equal(auto.throughput, exact.throughput)
     np.testing.assert_array_equal(auto.queue_length, exact.queue_length)
 

@@ -82,7 +82,7 @@ def test_reuse_sampling_that_draws_too_few_samples_is_refused(capsys):
 
 def test_reuse_of_an_npz_read_as_din_says_so(capsys):
     assert main(["trace", "reuse", "data/traces/ls.npz", "--trace-format", "din"]) == 2
-    _one_line(capsys, "is an npz file, not din")
+    _one_line(capsys, "is an npz trace, not din")
 
 
 def test_a_ccnuma_file_with_only_its_kind_names_what_it_lacks(tmp_path, capsys):
