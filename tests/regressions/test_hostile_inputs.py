@@ -9,12 +9,6 @@ from calibration.studies import cmt as cmt_study
 from mva.cli import main
 
 
-def _one_line(capsys, *needles):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, err
-    assert len(err) < 300, err
 
 
 def _npz(path, ops, addrs):
@@ -35,22 +29,22 @@ def manifests(tmp_path):
 
 
 @pytest.mark.parametrize("machine", ["ccnuma", "svm"])
-def test_nodes_on_a_manifest_is_refused(manifests, capsys, machine):
+def test_nodes_on_a_manifest_is_refused(manifests, machine, one_line):
     assert main(["simulate", "--machine", machine, str(manifests / "four.toml"), "--nodes", "1"]) == 2
-    _one_line(capsys, "--nodes", "fixes its processes (4)")
+    one_line("--nodes", "fixes its processes (4)")
 
 
 @pytest.mark.parametrize("machine", ["ccnuma", "svm"])
-def test_an_unmatched_barrier_is_refused_like_an_unreleased_lock(manifests, capsys, machine):
+def test_an_unmatched_barrier_is_refused_like_an_unreleased_lock(manifests, machine, one_line):
     assert main(["simulate", "--machine", machine, str(manifests / "barrier.toml")]) == 2
-    _one_line(capsys, "unmatched barriers: a reaches 1, but b 0")
+    one_line("unmatched barriers: a reaches 1, but b 0")
 
 
 @pytest.mark.parametrize("value", ["4398046511104", "100000000000000000000"])
-def test_cycles_per_reference_that_would_overflow_is_refused(manifests, capsys, value):
+def test_cycles_per_reference_that_would_overflow_is_refused(manifests, value, one_line):
     assert main(["simulate", "--machine", "ccnuma", str(manifests / "four.toml"),
                  "--cycles-per-reference", value]) == 2
-    _one_line(capsys, "--cycles-per-reference")
+    one_line("--cycles-per-reference")
 
 
 @pytest.mark.parametrize("args, words", [
@@ -59,39 +53,39 @@ def test_cycles_per_reference_that_would_overflow_is_refused(manifests, capsys, 
     (["--machine", "cmt", "data/traces/ls.npz", "--bandwidth", "1e-300"], ["--bandwidth", "bytes per cycle"]),
     (["--workload-seed", "-1", "db"], ["--workload-seed"]),
 ])
-def test_machine_options_out_of_range_name_the_option_as_typed(capsys, args, words):
+def test_machine_options_out_of_range_name_the_option_as_typed(args, words, one_line):
     assert main(["simulate", *args]) == 2
-    _one_line(capsys, *words)
+    one_line(*words)
 
 
-def test_a_huge_reuse_block_is_blamed_on_block_not_sizes(capsys):
+def test_a_huge_reuse_block_is_blamed_on_block_not_sizes(one_line):
     assert main(["trace", "reuse", "data/traces/ls-head.din", "--block", "1180591620717411303424"]) == 2
-    _one_line(capsys, "--block")
+    one_line("--block")
 
 
-def test_trace_convert_refuses_a_negative_skip(tmp_path, capsys):
+def test_trace_convert_refuses_a_negative_skip(tmp_path, one_line):
     assert main(["trace", "convert", "data/traces/ls-head.din", "-o", str(tmp_path / "x.npz"), "--skip", "-5"]) == 2
-    _one_line(capsys, "--skip")
+    one_line("--skip")
     assert not (tmp_path / "x.npz").exists()
 
 
-def test_reuse_sampling_that_draws_too_few_samples_is_refused(capsys):
+def test_reuse_sampling_that_draws_too_few_samples_is_refused(one_line):
     assert main(["trace", "reuse", "data/traces/ls.npz", "--sample", "1e-6"]) == 2
-    _one_line(capsys, "--sample", "0 samples")
+    one_line("--sample", "0 samples")
 
 
-def test_reuse_of_an_npz_read_as_din_says_so(capsys):
+def test_reuse_of_an_npz_read_as_din_says_so(one_line):
     assert main(["trace", "reuse", "data/traces/ls.npz", "--trace-format", "din"]) == 2
-    _one_line(capsys, "is an npz trace, not din")
+    one_line("is an npz trace, not din")
 
 
-def test_a_ccnuma_file_with_only_its_kind_names_what_it_lacks(tmp_path, capsys):
+def test_a_ccnuma_file_with_only_its_kind_names_what_it_lacks(tmp_path, one_line):
     (tmp_path / "m.toml").write_text('kind = "ccnuma"\n')
     assert main(["solve", str(tmp_path / "m.toml")]) == 2
-    _one_line(capsys, "transactions", "model_document")
+    one_line("transactions", "model_document")
 
 
-def test_a_tiny_node_controller_speed_names_the_parameter(capsys):
+def test_a_tiny_node_controller_speed_names_the_parameter(one_line):
     from calibration.profiles.ccnuma import model_document
     from calibration.sim.ccnuma import simulate_ccnuma
     from calibration.sim.parallel import parallel_kernel
@@ -104,7 +98,7 @@ def test_a_tiny_node_controller_speed_names_the_parameter(capsys):
         with open(path, "wb") as f:
             tomli_w.dump(doc, f)
         assert main(["solve", path, "--set", "nc_speed=1e-320"]) == 2
-    _one_line(capsys, "nc_speed")
+    one_line("nc_speed")
 
 
 def test_the_ccnuma_study_runs_small_at_its_default_64_nodes(capsys):
@@ -116,9 +110,9 @@ def test_the_ccnuma_study_runs_small_at_its_default_64_nodes(capsys):
 
 @pytest.mark.parametrize("args, option", [(["--cycles", "0"], "--cycles"), (["--slice", "0"], "--slice"),
                                           (["--cycles", "-5"], "--cycles"), (["--traces", "/missing"], "--traces")])
-def test_cmt_study_options_are_checked_not_ignored(capsys, args, option):
+def test_cmt_study_options_are_checked_not_ignored(args, option, one_line):
     assert cmt_study.main(["--small", *args]) == 2
-    _one_line(capsys, option)
+    one_line(option)
 
 
 def test_cmt_error_factors_are_finite_with_zeros_raised_to_one_miss():
@@ -133,7 +127,7 @@ def test_cmt_error_factors_are_finite_with_zeros_raised_to_one_miss():
     ("threads.memory_instructions=[2, 0.3, 0.3, 0.3]", "threads.memory_instructions[0]"),
     ("threads.l1_misses=[0.5, 0.03, 0.03, 0.03]", "threads.l1_misses[0]"),
 ])
-def test_cmt_core_rates_that_cannot_be_are_refused(tmp_path, capsys, setting, words):
+def test_cmt_core_rates_that_cannot_be_are_refused(tmp_path, setting, words, one_line):
     (tmp_path / "c.toml").write_text('kind = "cmt_core"\n')
     assert main(["solve", str(tmp_path / "c.toml"), "--set", setting]) == 2
-    _one_line(capsys, words)
+    one_line(words)

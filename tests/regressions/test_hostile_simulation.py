@@ -15,18 +15,12 @@ TWO = "data/examples/two-class.toml"
 MIXED = "data/examples/mixed.json"
 
 
-def _one_line_error(capsys, *needles):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, err
-    return err
 
 
 @pytest.mark.parametrize("events", ["1", "10", str(20 * MIN_BATCH_EVENTS - 1)])
-def test_too_few_events_per_batch_is_refused_naming_events(capsys, events):
+def test_too_few_events_per_batch_is_refused_naming_events(events, one_line):
     assert main(["solve", TWO, "--method", "simulation", "--events", events]) == 2
-    _one_line_error(capsys, "--events:", "too few for a confidence interval", f"{20 * MIN_BATCH_EVENTS:,}")
+    one_line("--events:", "too few for a confidence interval", f"{20 * MIN_BATCH_EVENTS:,}")
 
 
 def test_a_replication_needs_the_minimum_too():
@@ -35,9 +29,9 @@ def test_a_replication_needs_the_minimum_too():
     SimulationSettings(events=MIN_BATCH_EVENTS, replications=3)
 
 
-def test_an_unbounded_run_is_refused_before_it_starts(capsys):
+def test_an_unbounded_run_is_refused_before_it_starts(one_line):
     assert main(["solve", TWO, "--method", "simulation", "--events", "99999999999999"]) == 2
-    _one_line_error(capsys, "--events:", f"{MAX_EVENTS:,}")
+    one_line("--events:", f"{MAX_EVENTS:,}")
 
 
 def test_a_class_that_completes_nothing_says_so_instead_of_crashing(capsys):
@@ -57,26 +51,26 @@ def test_the_same_with_precision_does_not_crash():
     assert np.isinf(result.half_width["throughput"][1]) or result.throughput[1] > 0
 
 
-def test_all_classes_empty_is_refused(capsys):
+def test_all_classes_empty_is_refused(one_line):
     assert main(["solve", TWO, "--method", "simulation", "--set", "network.population=[0, 0]"]) == 2
-    _one_line_error(capsys, "network.population", "nothing to simulate")
+    one_line("network.population", "nothing to simulate")
 
 
-def test_an_extreme_scv_is_refused_and_a_large_one_is_flagged(tmp_path, capsys):
+def test_an_extreme_scv_is_refused_and_a_large_one_is_flagged(tmp_path, capsys, one_line):
     doc = ('[network]\npopulation = [10]\nthink_time = [1.0]\n[[station]]\nname = "cpu"\ntype = "queue"\n'
            'demand = [0.1]\nscv = {scv}\n')
     path = tmp_path / "n.toml"
     path.write_text(doc.format(scv="1e300"))
     assert main(["solve", str(path), "--method", "simulation"]) == 2
-    _one_line_error(capsys, "station[cpu].scv", "10000")
+    one_line("station[cpu].scv", "10000")
     path.write_text(doc.format(scv="1000"))
     assert main(["solve", str(path), "--method", "simulation", "--events", "200000"]) == 0
     assert "WARNING: accuracy: unreliable: station cpu's service (scv 1000)" in capsys.readouterr().out
 
 
-def test_servers_beyond_the_bound_are_refused_not_allocated(capsys):
+def test_servers_beyond_the_bound_are_refused_not_allocated(one_line):
     assert main(["solve", TWO, "--set", "station.cpus.servers=1000000000000"]) == 2
-    _one_line_error(capsys, "station[cpus].servers", "delay station")
+    one_line("station[cpus].servers", "delay station")
 
 
 def test_precision_on_an_open_network_targets_response_time_and_names_what_bound_it():
@@ -90,9 +84,9 @@ def test_precision_on_an_open_network_targets_response_time_and_names_what_bound
     assert "throughput of class1" in by_throughput.message
 
 
-def test_an_unknown_precision_target_names_the_option(capsys):
+def test_an_unknown_precision_target_names_the_option(one_line):
     assert main(["solve", TWO, "--method", "simulation", "--precision", "0.1", "--precision-target", "speed"]) == 2
-    _one_line_error(capsys, "--precision-target:", "'speed'")
+    one_line("--precision-target:", "'speed'")
 
 
 def test_simulated_sweep_rows_carry_half_widths_in_every_format(capsys):
