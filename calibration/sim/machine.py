@@ -138,7 +138,9 @@ class RawReferences:
     let the others pass it unmatched (on the cc-NUMA machine its whole trace then fell in
     the unmeasured initialisation).  The barrier markers are counted as the buffers fill,
     and a mismatch is a :class:`ModelError` as soon as a process's trace ends with fewer
-    barriers than another has reached, and at the latest by :meth:`check_barriers`."""
+    barriers than another has reached, and at the latest by :meth:`check_barriers`.  A
+    trace cut by ``references`` counts as a prefix: its barriers may fall short of the
+    others' (the cut is the user's), but not exceed those of a complete trace."""
 
     def __init__(self, workload: Workload, references: int | None, cycles_per_reference: int, buffer: int = 1 << 16):
         from .traces import limited
@@ -155,6 +157,8 @@ class RawReferences:
         self._cpr = cycles_per_reference
         self.names = [p.name for p in workload.processes]
         self.barriers = np.zeros(P, np.int64)
+        self.delivered = np.zeros(P, np.int64)        # references read, to tell a cut trace
+        self._limit = references
         self._sources = [limited(p.open(), references) for p in workload.processes]
         self._leftover = [None] * P
         for pid in range(P):
@@ -171,7 +175,7 @@ class RawReferences:
                 chunk = next(self._sources[pid], None)
                 if chunk is None:
                     self.ended[pid] = True
-                    if self.barriers.max() > self.barriers[pid]:
+                    if self.barriers.max() > self.barriers[pid] and not self._cut(pid):
                         self.check_barriers()
                     break
             if self.cycles[pid] < 0:
@@ -181,19 +185,36 @@ class RawReferences:
             self.addr[pid, filled:filled + take] = chunk.addr[:take]
             self.size[pid, filled:filled + take] = chunk.size[:take]
             self.barriers[pid] += int(np.count_nonzero(chunk.op[:take] == BARRIER))
+            self.delivered[pid] += take
             if take < len(chunk):
                 self._leftover[pid] = chunk.slice(take)
             filled += take
         self.length[pid], self.cursor[pid] = filled, 0
 
+    def _cut(self, pid: int) -> bool:
+        """Whether ``references`` cut process ``pid``'s trace (it read exactly that many)."""
+        return self._limit is not None and self.delivered[pid] >= self._limit
+
     def check_barriers(self) -> None:
-        """A :class:`ModelError` naming the processes whose barrier counts differ."""
+        """A :class:`ModelError` naming the processes whose barrier counts differ: complete
+        traces must agree, and a cut one may not exceed them."""
         counts = self.barriers
-        if counts.min() != counts.max():
-            few = [f"{self.names[q]} {int(counts[q])}" for q in np.flatnonzero(counts < counts.max())[:4]]
-            most = self.names[int(np.argmax(counts))]
-            raise ModelError("workload", f"unmatched barriers: {most} reaches {int(counts.max())}, but "
-                                         f"{', '.join(few)}; every process must reach every barrier")
+        complete = np.array([not self._cut(q) for q in range(len(counts))])
+        if not complete.any():
+            return
+        expected = counts[complete].max()
+        whole = self.names[int(np.argmax(np.where(complete, counts, -1)))]
+        short = np.flatnonzero(complete & (counts < expected))
+        if short.size:
+            few = ", ".join(f"{self.names[q]} {int(counts[q])}" for q in short[:4])
+            raise ModelError("workload", f"unmatched barriers: {whole} reaches {int(expected)}, but {few}; every "
+                                         "process must reach every barrier")
+        over = np.flatnonzero(counts > expected)
+        if over.size:
+            q = int(over[0])
+            raise ModelError("workload", f"unmatched barriers: {self.names[q]} reaches {int(counts[q])} before "
+                                         f"--references cuts its trace, more than {whole}'s {int(expected)} in "
+                                         "its whole trace")
 
 
 def scalability(run, start: int = 1, limit: int = 64, threshold: float = 0.5):

@@ -132,3 +132,17 @@ def test_cmt_core_rates_that_cannot_be_are_refused(tmp_path, setting, words, one
     (tmp_path / "c.toml").write_text('kind = "cmt_core"\n')
     assert main(["solve", str(tmp_path / "c.toml"), "--set", setting]) == 2
     one_line(words)
+
+
+def test_a_trace_cut_by_references_may_fall_short_of_a_barrier(manifests, capsys):
+    # cut at 2,000 references, GE's process 0 has not reached the first barrier yet: the
+    # cut is the user's, not an unmatched barrier (every process is cut)
+    assert main(["simulate", "--machine", "ccnuma", "ge", "--nodes", "4", "--references", "2000"]) == 0
+    # a, cut at 120 references after its barrier, exceeds b, complete at 100 with none
+    _npz(manifests / "c0.npz", [LOAD] * 50 + [BARRIER] + [LOAD] * 150, [0x100000 + 64 * k for k in range(201)])
+    _npz(manifests / "c1.npz", [LOAD] * 100, [0x200000 + 64 * k for k in range(100)])
+    (manifests / "cut.toml").write_text('[[process]]\nname = "a"\ntrace = "c0.npz"\n'
+                                        '[[process]]\nname = "b"\ntrace = "c1.npz"\n')
+    assert main(["simulate", "--machine", "svm", str(manifests / "cut.toml"), "--references", "120"]) == 2
+    assert "unmatched barriers: a reaches 1 before --references cuts its trace, more than b's 0" in \
+        capsys.readouterr().err
