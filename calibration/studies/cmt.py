@@ -151,14 +151,17 @@ def scheduling_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, meth
 
 PAPER = "Fedorova, Seltzer, Small & Nussbaum, throughput-oriented scheduling on CMT, 2004"
 
+#: An error factor is never below 1, so "the same direction" for an accuracy finding is
+#: measured against the working-set model's factor of 2 that the paper sets it against.
 #: The paper's findings (§3-§6: a 4-context core, 8 threads) and the bands that count as
 #: the same magnitude, written before any run; the ones this study does not measure stay,
 #: with verdict no.
 CLAIMS = (
     Claim("reuse-model-accuracy", PAPER, "§6.2", "The reuse-distance model predicts co-scheduled L2 miss rates "
           "within a factor of 1.06 on average", "mean error factor max(pred/sim, sim/pred) per L2 access, COMB, "
-          "every 4-thread group and L2 size", 1.06, (1.0, 1.09), "the paper's factor +-50% of its excess over 1",
-          neutral=1.0),
+          "every 4-thread group and L2 size", 1.06, (1.0, 1.09), "the paper's factor +-50% of its excess over 1; "
+          "'accurate' means better than the working-set model's factor of 2 (§6.1), so a factor above 2 is no",
+          neutral=2.0, direction=-1),
     Claim("balance-set-ipc", PAPER, "§6.5, Fig. 13", "Balance-set scheduling raises IPC over the default scheduler "
           "by 16-32%", "median over L2 sizes of PERF's IPC gain over round-robin", 0.24, (0.16, 0.32),
           "the paper's own range"),
