@@ -154,23 +154,18 @@ class UnchangedSweeps:
         frame = pd.concat(self.frames, ignore_index=True)
         outputs = [c for c in frame.columns if c not in self.swept and c not in ("converged", "bottleneck")
                    and pd.api.types.is_numeric_dtype(frame[c])]
-        idle = [c for c in outputs if c.startswith("utilization.") and frame[c].fillna(0).eq(0).all()]
+        # a resource absent in some cases (NaN) is as idle as one present and unused (0)
+        values = frame[outputs].astype(float).fillna({c: 0.0 for c in outputs if c.startswith("utilization.")})
+        idle = [c for c in outputs if c.startswith("utilization.") and values[c].eq(0).all()]
+        keys = {n: frame[n].map(repr) for n in self.swept}       # list values (mappings) hash as text
         lines = []
         for name in self.swept:
-            if frame[name].map(repr).nunique() < 2:
+            if keys[name].nunique() < 2:
                 continue
-            others = [n for n in self.swept if n != name]
-            # a resource absent in some cases (NaN) is as idle as one present and unused (0)
-            values = frame[outputs].astype(float).fillna({c: 0.0 for c in outputs if c.startswith("utilization.")})
-            values = values.to_numpy()
-            groups = frame[others].map(repr).agg("|".join, axis=1) if others else pd.Series(0, index=frame.index)
-            same = True
-            for _, rows in groups.groupby(groups).groups.items():
-                block = values[np.asarray(rows)]
-                if not np.allclose(block, block[0], rtol=1e-9, atol=0.0, equal_nan=True):
-                    same = False
-                    break
-            if same:
+            others = [keys[n] for n in self.swept if n != name]
+            groups = values.groupby(others, sort=False) if others else values.groupby(np.zeros(len(values)))
+            high, low = groups.max(), groups.min()
+            if (((high - low).abs() <= 1e-9 * high.abs()) | high.isna()).all(axis=None):
                 why = f"; idle in every case: {', '.join(idle)}" if idle else ""
                 lines.append(f"--sweep {name}: every value gives the same outputs, so this what-if changes "
                              f"nothing{why}")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import numbers
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -99,7 +100,6 @@ class ModelSolution:
         ``NAME_half_width`` (NaN where unknown), then ``converged``: one row of a sweep."""
         row = flatten(self.outputs)
         if self.half_width:
-            import math
             row.update({f"{name}_half_width": (h if math.isfinite(h) else math.nan)
                         for name, h in flatten(self.half_width).items()})
         return {**row, "converged": bool(self.converged)}

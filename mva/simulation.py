@@ -167,13 +167,18 @@ def _batch_measures(acc: dict) -> dict:
                 "utilization": acc["busy"] / span}
 
 
-def _unknown_in_advance(is_open: np.ndarray, mean: dict, half: dict) -> tuple:
-    """The measures a simulation of a network must estimate (``target = "auto"``): the
-    throughput of closed classes and the response time of open ones, whose throughput
-    is their arrival rate, known before the run."""
-    closed = ~is_open
-    return (np.concatenate([np.asarray(mean["throughput"])[closed], np.asarray(mean["response_time"])[is_open]]),
-            np.concatenate([np.asarray(half["throughput"])[closed], np.asarray(half["response_time"])[is_open]]))
+def _auto_measure(network: Network, c: int) -> str:
+    """The measure of class ``c`` a simulation must estimate (``target = "auto"``): the
+    response time of an open class, whose throughput is its arrival rate, known before
+    the run; the throughput of a closed one."""
+    return "response_time" if network.is_open[c] else "throughput"
+
+
+def _unknown_in_advance(network: Network, mean: dict, half: dict) -> tuple:
+    """(estimates, half-widths) of :func:`_auto_measure` over the classes."""
+    picked = [_auto_measure(network, c) for c in range(network.n_classes)]
+    return (np.array([mean[m][c] for c, m in enumerate(picked)], float),
+            np.array([half[m][c] for c, m in enumerate(picked)], float))
 
 
 def _bound_by(network: Network, target: str, mean: dict, half: dict) -> str:
@@ -181,7 +186,7 @@ def _bound_by(network: Network, target: str, mean: dict, half: dict) -> str:
     ±0.36%"`` (the largest relative half-width among the target's positive entries)."""
     rows = []
     for c, cls in enumerate(network.classes):
-        names = [target] if target != "auto" else ["response_time" if network.is_open[c] else "throughput"]
+        names = [target] if target != "auto" else [_auto_measure(network, c)]
         for name in names:
             x, h = np.asarray(mean[name]), np.asarray(half[name])
             for index in np.ndindex(x.shape):
@@ -250,7 +255,7 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
     if not network.is_open.any() and not np.any(np.asarray(network.population) > 0):
         raise ModelError("network.population", "every class is closed and empty: nothing to simulate")
     check_open_saturation(network)
-    run = analyse(partial(_Chain, network), _batch_measures, settings, partial(_unknown_in_advance, network.is_open))
+    run = analyse(partial(_Chain, network), _batch_measures, settings, partial(_unknown_in_advance, network))
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached
     # a class that never visits a station has residence time 0 there, exactly

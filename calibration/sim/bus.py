@@ -66,7 +66,7 @@ class BusConfig:
     ``costs`` overrides :func:`bus_costs` entries.
     """
 
-    cpus: int = option(8, "processors (default 8, at most 1024)", "processors", high=1024)
+    cpus: int = option(8, f"processors (default 8, at most {MAX_CPUS})", "processors", high=MAX_CPUS)
     cache: int = option(2 << 20, "cache size per processor, e.g. 2MiB (default 2MiB)", "bytes", "size")
     block: int = option(128, "block size (default 128)", "bytes", "size")
     assoc: int = option(2, "associativity (default 2)", "ways")

@@ -51,8 +51,10 @@ POLICIES = ("perf", "fair")
 #: Bounds of the L2-memory bandwidth (bytes per cycle): below the lower one a line holds the
 #: channel for millions of cycles; the option says the same.
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e-3, 1e6
-#: Bounds of the integer fields (a core of 10^6 contexts ran unbounded).
-_INTEGER_BOUNDS = {"cores": (1, 256), "contexts": (1, 64), "l1_assoc": (1, MAX_COUNT), "l2_assoc": (1, MAX_COUNT),
+#: Most cores and contexts per core (a core of 10^6 contexts ran unbounded).
+MAX_CORES, MAX_CONTEXTS = 256, 64
+#: Bounds of the integer fields.
+_INTEGER_BOUNDS = {"cores": (1, MAX_CORES), "contexts": (1, MAX_CONTEXTS), "l1_assoc": (1, MAX_COUNT), "l2_assoc": (1, MAX_COUNT),
                    "l1_latency": (1, MAX_COUNT), "l2_latency": (1, MAX_COUNT), "memory_latency": (1, MAX_COUNT),
                    "time_slice": (1, MAX_COUNT), "cycles": (1, MAX_COUNT), "warmup": (0, MAX_COUNT),
                    "seed": (0, 2 ** 32 - 1), "l1": (1, MAX_COUNT), "l2": (1, MAX_COUNT)}
@@ -63,8 +65,9 @@ class CMTConfig:
     """One CMT machine.  Sizes in bytes (``"48KiB"`` accepted), times in cycles,
     ``bandwidth`` in bytes per cycle between the L2 and memory."""
 
-    cores: int = option(1, "cores (default 1, at most 256)", "cores", high=256)
-    contexts: int = option(4, "hardware contexts per core (default 4, at most 64)", "contexts", high=64)
+    cores: int = option(1, f"cores (default 1, at most {MAX_CORES})", "cores", high=MAX_CORES)
+    contexts: int = option(4, f"hardware contexts per core (default 4, at most {MAX_CONTEXTS})", "contexts",
+                           high=MAX_CONTEXTS)
     l1: int = option(8 << 10, "L1 data cache per core (default 8KiB)", "bytes", "size")
     l1_assoc: int = option(4, "L1 associativity (default 4)", "ways")
     l2: int = option(384 << 10, "shared L2 (default 384KiB)", "bytes", "size")
