@@ -406,7 +406,9 @@ def _add_machine_options(parser, machines) -> None:
         if kinds == {"flag"}:
             groups[first].add_argument(_flag(name), dest=name, action="store_const", const=True, help=text)
         else:
-            metavar = "{" + ",".join(choices) + "}" if choices else {"size": "SIZE", "float": "X"}.get(kinds.pop(), "N")
+            kind = kinds.pop()
+            metavar = "{" + ",".join(choices) + "}" if choices else {"size": "SIZE", "float": "X",
+                                                                     "names": "NAMES"}.get(kind, "N")
             groups[first].add_argument(_flag(name), dest=name, metavar=metavar, help=text)
 
 

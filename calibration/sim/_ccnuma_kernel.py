@@ -35,6 +35,7 @@ RUN, WAIT_MEM, WAIT_LOCK, WAIT_BARRIER, FINISHED = range(5)
 NO_PROXY, BASIC, REACTIVE = range(3)
 LINE_SHIFT = 6                      # 64-byte lines
 PAGE_SHIFT = 13 - LINE_SHIFT        # 8 KiB pages, in lines
+PRIVATE_LINE = 1 << (48 - LINE_SHIFT)   # lines from here up are private (machine.PRIVATE_SHIFT)
 
 # node-controller occupancies, cycles (Talbot & Kelly 1999, Table 1.2; sums are ours [REC])
 SLC_BUS, SLC_RELEASE, SLC_LOOKUP, SLC_LINE = 2, 1, 6, 18
@@ -329,11 +330,16 @@ def _new_line(p, la, a, first_touch, nodes, tab, lines, page_home, mark, glob):
         tab_tag[jp] = 1
         tab_key[jp] = pg
         tab_val[jp] = glob[G_PAGES]
-        # round-robin deals pages to nodes in the order they are first touched; first
-        # touch gives a page to its toucher (provisionally until the initialisation
-        # phase ends, when the table is cleared)
-        page_home[glob[G_PAGES]] = p if first_touch else glob[G_RR_NEXT] % nodes
-        glob[G_RR_NEXT] += 1
+        # round-robin deals shared pages to nodes in the order they are first touched;
+        # first touch gives a page to its toucher (provisionally until the
+        # initialisation phase ends, when the table is cleared); a private page (tagged
+        # with its process from PRIVATE_LINE up) is its own process's, as an operating
+        # system places a process's private memory on its node under either policy
+        if first_touch or la >= PRIVATE_LINE:
+            page_home[glob[G_PAGES]] = p
+        else:
+            page_home[glob[G_PAGES]] = glob[G_RR_NEXT] % nodes
+            glob[G_RR_NEXT] += 1
         glob[G_PAGES] += 1
         j = _lookup(tab_tag, tab_key, tab_val, 0, np.uint64(la))
     x = glob[G_LINES]

@@ -11,7 +11,11 @@ placement and reactive proxies" (1999), §1.3-1.4, Tables 1.1-1.2:
   through an 8 KiB direct-mapped write-through first level (a miss there that hits the
   SLC costs an SLC access, 27 cycles [REC]) and a 4 MiB direct-mapped write-back SLC of
   64-byte lines; 8 KiB pages;
-* homes by page: ``first-touch`` (the first node to touch a page after the
+* private memory: an address outside every shared range of its process is that
+  process's own (forked processes reuse one another's virtual addresses), so two
+  processes' private data never share a line, a directory entry or a home; a private
+  page is homed on its process's node under either policy;
+* homes of shared pages: ``first-touch`` (the first node to touch a page after the
   initialisation phase, which ends at the workload's first barrier: until then pages
   are placed provisionally and everything is flushed when it ends, so the statistics
   cover the parallel phase) or ``round-robin`` (pages dealt to the nodes in turn, in
@@ -25,8 +29,9 @@ placement and reactive proxies" (1999), §1.3-1.4, Tables 1.1-1.2:
   between its receives; a crossbar, so no link contention;
 * finite input buffers (``buffer``): a read request that finds more than ``buffer``
   messages waiting at a node goes back to its sender, which sends it again;
-* proxies (``proxies``): ``basic`` sends every read of a marked range (the workload's
-  ``meta["proxied"]``, else all its shared ranges) to the line's proxy, ``reactive``
+* proxies (``proxies``): ``basic`` sends every read of a marked range (the structures
+  ``proxied`` names, else the workload's ``meta["proxied"]``, else all its shared
+  ranges) to the line's proxy, ``reactive``
   only a read that bounced.  A proxy holding the line replies; otherwise it fetches the
   line from the home as a reader, keeps it in its SLC and passes it down the chain of
   clients whose requests it combined meanwhile (the first client gets it last);
@@ -49,7 +54,8 @@ from mva.errors import ModelError
 
 from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
-from .machine import MAX_CYCLES_PER_REFERENCE, CoherenceViolation, RawReferences, check_cache_memory, check_run_options
+from .machine import (MAX_CYCLES_PER_REFERENCE, PRIVATE_SHIFT, CoherenceViolation, RawReferences, check_cache_memory,
+                      check_run_options)
 from .options import option
 from .workload import Workload
 from mva.jit import clock, seconds_since
@@ -63,6 +69,7 @@ COUNTERS = ("references", "work", "read_misses", "write_misses", "upgrades", "re
             "requests", "nc_busy", "buffered", "queueing_cycles", "stall", "transactions", "combined",
             "proxy_hits", "invalidations", "writebacks", "barrier_wait", "local_reads", "transaction_queueing")
 assert len(COUNTERS) == K.N_STATS
+assert K.PRIVATE_LINE == 1 << (PRIVATE_SHIFT - K.LINE_SHIFT)
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,10 @@ class CCNUMAConfig:
     ``initialisation`` "first-barrier" (the phase before the workload's first barrier
     places pages provisionally and is not measured) or "none"; ``check`` the coherence
     checker; ``cycles_per_reference`` work per data reference of a trace without
-    instruction fetches (None: the workload's, else 1); ``references`` caps each trace."""
+    instruction fetches (None: the workload's, else 1); ``references`` caps each trace;
+    ``proxied`` the structures (names of the workload's :class:`~calibration.sim.workload.Structure`
+    pieces, comma-separated) whose reads basic proxies route (None: every shared range,
+    or the workload's own choice)."""
 
     placement: str = option("first-touch", "home of each page (default first-touch, after the phase before the "
                                            "first barrier)", kind="choice", choices=PLACEMENTS)
@@ -91,8 +101,13 @@ class CCNUMAConfig:
                                                     "fetches (default: the kernel's, else 1; at most 1,000,000)", "cycles",
                                               low=0, high=MAX_CYCLES_PER_REFERENCE)
     references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
+    proxied: str | None = option(None, "structures whose reads basic proxies route, comma-separated names of the "
+                                       "manifest's [[structure]] tables (default: every shared range)", kind="names")
 
     def __post_init__(self):
+        if self.proxied is not None and (not isinstance(self.proxied, str) or not all(
+                n.strip() for n in self.proxied.split(","))):
+            raise ModelError("proxied", f"must be comma-separated structure names, got {self.proxied!r}")
         if self.placement not in PLACEMENTS:
             raise ModelError("placement", f"must be first-touch or round-robin, got {self.placement!r}")
         if self.proxies not in PROXIES:
@@ -277,6 +292,15 @@ def _deadlock(workload: Workload, node) -> ModelError:
                          if stuck else "a lock released by a process that does not hold it"))
 
 
+def _proxied_ranges(workload: Workload, config: CCNUMAConfig) -> list:
+    """The byte ranges whose reads basic proxies route: the structures ``config.proxied``
+    names, else the workload's own choice (``meta["proxied"]``), else every shared range."""
+    if config.proxied is not None:
+        return workload.structure_ranges([n.strip() for n in config.proxied.split(",")], "proxied")
+    marked = workload.meta.get("proxied")
+    return [(r.start, r.end) for r in workload.shared] if marked is None else marked
+
+
 def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
                     protocol: DirectoryProtocol = DIRECTORY) -> CCNUMAResult:
     """Run every process of ``workload`` on its own node to the end of its trace (or
@@ -295,10 +319,8 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
     cpr = config.cycles_per_reference
     if cpr is None:
         cpr = int(workload.meta.get("cycles_per_reference", 1))
-    refs = RawReferences(workload, config.references, cpr)
-    marked = workload.meta.get("proxied")
-    if marked is None:
-        marked = [(r.start, r.end) for r in workload.shared]
+    refs = RawReferences(workload, config.references, cpr, private=True)
+    marked = _proxied_ranges(workload, config)
     mark = (np.array([m[0] for m in marked], np.uint64), np.array([m[1] for m in marked], np.uint64))
     tables = _Tables(P)
     caches = _caches(config, P)

@@ -16,7 +16,7 @@ from mva.errors import ModelError
 from .blockmap import BlockMap
 from .workload import Workload
 
-__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences",
+__all__ = ["BUFFER_REFERENCES", "CoherenceViolation", "ReferenceStream", "RawReferences", "PRIVATE_SHIFT",
            "run_length", "check_run_options", "scalability"]
 
 BUFFER_REFERENCES = 1 << 16
@@ -126,6 +126,10 @@ def check_run_options(cycles_per_reference, references) -> None:
         raise ModelError("references", "must be a positive integer")
 
 
+#: Bit from which a private address carries its process number + 1 (RawReferences).
+PRIVATE_SHIFT = 48
+
+
 class RawReferences:
     """Per-process buffers of raw references (``op``, ``addr``, ``size``, ``length``,
     ``cursor``, ``ended``) for the machines that keep their own address tables (SVM,
@@ -140,9 +144,17 @@ class RawReferences:
     and a mismatch is a :class:`ModelError` as soon as a process's trace ends with fewer
     barriers than another has reached, and at the latest by :meth:`check_barriers`.  A
     trace cut by ``references`` counts as a prefix: its barriers may fall short of the
-    others' (the cut is the user's), but not exceed those of a complete trace."""
+    others' (the cut is the user's), but not exceed those of a complete trace.
 
-    def __init__(self, workload: Workload, references: int | None, cycles_per_reference: int, buffer: int = 1 << 16):
+    ``private``: an address outside every shared range of its process is that process's
+    own (forked processes use the same virtual addresses for their own stacks, heaps and
+    copy-on-write data), so it is made distinct by the process number + 1 in bits 48 and
+    up (:data:`PRIVATE_SHIFT`; user-space addresses of x86-64 and AArch64 stay below
+    2^48, and a private address above it is refused).  For machines that key lines by
+    address alone (cc-NUMA); the SVM kernel tags ranges itself."""
+
+    def __init__(self, workload: Workload, references: int | None, cycles_per_reference: int, buffer: int = 1 << 16,
+                 private: bool = False):
         from .traces import limited
 
         P = len(workload.processes)
@@ -159,6 +171,7 @@ class RawReferences:
         self.barriers = np.zeros(P, np.int64)
         self.delivered = np.zeros(P, np.int64)        # references read, to tell a cut trace
         self._limit = references
+        self._ranges = [workload.ranges_for(pid)[:2] for pid in range(P)] if private else None
         self._sources = [limited(p.open(), references) for p in workload.processes]
         self._leftover = [None] * P
         for pid in range(P):
@@ -182,7 +195,8 @@ class RawReferences:
                 self.cycles[pid] = 0 if np.any(chunk.op == IFETCH) else self._cpr
             take = min(len(chunk), self.buffer - filled)
             self.op[pid, filled:filled + take] = chunk.op[:take]
-            self.addr[pid, filled:filled + take] = chunk.addr[:take]
+            self.addr[pid, filled:filled + take] = (chunk.addr[:take] if self._ranges is None
+                                                    else self._tag_private(pid, chunk.op[:take], chunk.addr[:take]))
             self.size[pid, filled:filled + take] = chunk.size[:take]
             self.barriers[pid] += int(np.count_nonzero(chunk.op[:take] == BARRIER))
             self.delivered[pid] += take
@@ -190,6 +204,23 @@ class RawReferences:
                 self._leftover[pid] = chunk.slice(take)
             filled += take
         self.length[pid], self.cursor[pid] = filled, 0
+
+    def _tag_private(self, pid: int, op: np.ndarray, addr: np.ndarray) -> np.ndarray:
+        """``addr`` with process ``pid``'s private data references tagged (see the class)."""
+        from .traces import LOAD, STORE
+
+        starts, ends = self._ranges[pid]
+        private = (op == LOAD) | (op == STORE)
+        for start, end in zip(starts, ends, strict=True):
+            private &= (addr < start) | (addr >= end)
+        if not private.any():
+            return addr
+        if np.any(addr[private] >> np.uint64(PRIVATE_SHIFT)):
+            bad = int(addr[private][np.argmax(addr[private] >> np.uint64(PRIVATE_SHIFT) > 0)])
+            raise ModelError(f"process[{self.names[pid]}]", f"private address {bad:#x} is above 2^{PRIVATE_SHIFT}: "
+                                                            "declare its range shared in the manifest, or it cannot "
+                                                            "be told from other processes' private data")
+        return np.where(private, addr | np.uint64((pid + 1) << PRIVATE_SHIFT), addr)
 
     def _cut(self, pid: int) -> bool:
         """Whether ``references`` cut process ``pid``'s trace (it read exactly that many)."""

@@ -14,7 +14,7 @@ from mva.errors import ModelError
 
 __all__ = ["Option", "option", "options", "parse_size", "size_label", "MAX_COUNT"]
 
-KINDS = ("int", "float", "size", "choice", "flag")
+KINDS = ("int", "float", "size", "choice", "flag", "names")
 
 #: Largest integer or size any option takes unless it says otherwise (2^40: a TiB, or
 #: 10^12 references or cycles, far beyond a run on one machine), so that no count the
@@ -44,7 +44,8 @@ def parse_size(text) -> int:
 class Option:
     """One user-settable field: ``help`` (one line, with the default), ``unit`` (bytes,
     cycles, references, ...; empty for a pure number or a name), ``kind`` (int, float,
-    size: bytes written ``"2MiB"`` or ``4096``, choice, flag), ``choices``, and the
+    size: bytes written ``"2MiB"`` or ``4096``, choice, flag, names: a comma-separated
+    list kept as one string), ``choices``, and the
     bounds ``low`` and ``high`` of a number (``high`` defaults to :data:`MAX_COUNT` for
     integers and sizes; the machine's configuration checks the rest)."""
 
@@ -71,6 +72,11 @@ class Option:
             raise ModelError(label, f"expected true or false, got {value!r}")
         if self.kind in ("size", "float", "int"):
             return self._number(label, value)
+        if self.kind == "names":
+            names = [n.strip() for n in str(value).split(",")]
+            if not all(names):
+                raise ModelError(label, f"expected comma-separated names, got {value!r}")
+            return ",".join(names)
         text = str(value).lower()
         if text not in self.choices:
             raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")

@@ -23,6 +23,12 @@ Manifest (TOML), paths relative to the manifest::
     end = 0x40100000
     processes = ["grep-1", "grep-2"]   # or "all"
     kernel = false               # references in the range count as operating system
+    [[structure]]                # optional: a named data structure inside a shared range
+    name = "q_multi"             # (several tables may share a name: its pieces)
+    start = 0x40000000
+    end = 0x40008000
+    [recording]                  # optional: how the traces were made (kept in meta)
+    program = "fft"
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from mva.tomlcompat import tomllib
 
 from .traces import Chunk, TraceError, npz_length, read_trace
 
-__all__ = ["SharedRange", "Process", "Workload", "read_manifest", "trace_workload", "PAGE"]
+__all__ = ["SharedRange", "Structure", "Process", "Workload", "read_manifest", "trace_workload", "PAGE"]
 
 #: The virtual-memory page of the traced programs, bytes (x86-64 Linux).
 PAGE = 4096
@@ -56,6 +62,17 @@ class SharedRange:
 
 
 @dataclass(frozen=True)
+class Structure:
+    """Bytes ``[start, end)`` of the data structure ``name`` (one piece of it: a
+    structure allocated in several blocks has one entry per block), e.g. so that basic
+    proxies can be aimed at it (Talbot & Kelly, Table 1.3)."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Process:
     """A process: ``open()`` returns a fresh iterator over its references (the simulator
     reopens it when a run needs more references than the trace holds); ``length`` is the
@@ -69,7 +86,8 @@ class Process:
 @dataclass(frozen=True)
 class Workload:
     """Processes and the ranges they share; ``default_references`` is the run length the
-    workload was made for (None: the sum of the trace lengths)."""
+    workload was made for (None: the sum of the trace lengths); ``structures`` the named
+    data structures (:class:`Structure`) inside the shared ranges."""
 
     name: str
     processes: tuple
@@ -77,6 +95,7 @@ class Workload:
     default_references: int | None = None
     description: str = ""
     meta: dict = field(default_factory=dict, compare=False)
+    structures: tuple = ()
 
     def __post_init__(self):
         if not self.processes:
@@ -99,6 +118,16 @@ class Workload:
         rows = [(r.start, r.end, len(self.processes) + k) for k, r in enumerate(self.shared) if name in r.processes]
         return (np.array([r[0] for r in rows], dtype=np.uint64), np.array([r[1] for r in rows], dtype=np.uint64),
                 np.array([r[2] for r in rows], dtype=np.int64))
+
+    def structure_ranges(self, names, field_name: str = "structures") -> list:
+        """``[(start, end), ...]`` of every piece of the structures ``names``; a
+        :class:`ModelError` naming ``field_name`` for a name the workload lacks."""
+        known = dict.fromkeys(s.name for s in self.structures)
+        missing = [n for n in names if n not in known]
+        if missing:
+            have = ", ".join(known) if known else "none (its manifest has no [[structure]])"
+            raise ModelError(field_name, f"{self.name} has no structure {', '.join(missing)}; it has {have}")
+        return [(s.start, s.end) for s in self.structures if s.name in names]
 
     def kernel_ranges_for(self, pid: int):
         name = self.processes[pid].name
@@ -133,11 +162,13 @@ def read_manifest(path) -> Workload:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ModelError(str(path), f"cannot read manifest ({exc})") from None
-    unknown = set(doc) - {"name", "process", "shared", "references", "description"}
+    unknown = set(doc) - {"name", "process", "shared", "structure", "references", "description", "recording"}
     if unknown:
         raise ModelError(f"{path}", f"unknown key(s) {', '.join(sorted(unknown))}; expected name, process, "
-                                    "shared, references, description")
-    for key in ("process", "shared"):
+                                    "shared, structure, references, description, recording")
+    if not isinstance(doc.get("recording", {}), dict):
+        raise ModelError("recording", "must be a table ([recording] in TOML)")
+    for key in ("process", "shared", "structure"):
         if not isinstance(doc.get(key, []), list) or not all(isinstance(e, dict) for e in doc.get(key, [])):
             raise ModelError(key, f"must be a list of tables ([[{key}]] in TOML)")
     procs = [_manifest_process(path, f"process[{k}]", entry) for k, entry in enumerate(doc.get("process", []))]
@@ -148,8 +179,9 @@ def read_manifest(path) -> Workload:
     refs = doc.get("references")
     if refs is not None and (not isinstance(refs, int) or refs <= 0):
         raise ModelError("references", "must be a positive integer")
+    structures = tuple(_manifest_structure(f"structure[{k}]", entry) for k, entry in enumerate(doc.get("structure", [])))
     return Workload(str(doc.get("name", path.stem)), tuple(procs), tuple(shared), refs,
-                    str(doc.get("description", "")))
+                    str(doc.get("description", "")), {"recording": dict(doc.get("recording", {}))}, structures)
 
 
 def _manifest_process(path: Path, where: str, entry: dict) -> Process:
@@ -176,15 +208,33 @@ def _manifest_process(path: Path, where: str, entry: dict) -> Process:
                    _trace_length(trace, fmt))
 
 
+def _addresses(where: str, entry: dict) -> None:
+    """``start`` and ``end`` of a table are byte addresses, ``end`` above ``start``."""
+    for key in ("start", "end"):
+        if not isinstance(entry.get(key), int) or isinstance(entry[key], bool) or not 0 <= entry[key] < 2 ** 64:
+            raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
+    if entry["end"] <= entry["start"]:
+        raise ModelError(f"{where}.end", f"end {entry['end']:#x} must be above start {entry['start']:#x}")
+
+
+def _manifest_structure(where: str, entry: dict) -> Structure:
+    """One ``[[structure]]`` table: a name and byte addresses."""
+    extra = set(entry) - {"name", "start", "end"}
+    if extra:
+        raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end")
+    if not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise ModelError(f"{where}.name", "must be a non-empty string")
+    _addresses(where, entry)
+    return Structure(entry["name"], int(entry["start"]), int(entry["end"]))
+
+
 def _manifest_range(where: str, k: int, entry: dict, names: tuple) -> SharedRange:
     """One ``[[shared]]`` table: byte addresses and member processes checked."""
     extra = set(entry) - {"name", "start", "end", "processes", "kernel"}
     if extra:
         raise ModelError(where, f"unknown key(s) {', '.join(sorted(extra))}; expected name, start, end, "
                                 "processes, kernel")
-    for key in ("start", "end"):
-        if not isinstance(entry.get(key), int) or isinstance(entry[key], bool) or not 0 <= entry[key] < 2 ** 64:
-            raise ModelError(f"{where}.{key}", "must be a non-negative integer byte address")
+    _addresses(where, entry)
     members = entry.get("processes", "all")
     if members != "all" and (not isinstance(members, list) or not all(m in names for m in members)):
         raise ModelError(f"{where}.processes", f"unknown process in {members!r}: must be \"all\" or a list "

@@ -302,3 +302,63 @@ def test_options_of_another_machine_are_refused_even_when_zero(run_cli):
     assert code == 2 and "--buffer" in err and "--machine ccnuma" in err
     code, out, err = run_cli("simulate", "ge", "--machine", "ccnuma", "--granularity", "64B")
     assert code == 2 and "--granularity" in err
+
+
+# --- private memory of multi-process workloads (issue #34) ---------------------------------
+
+PRIVATE = 0x7000_0000      # the same virtual address in every process, outside the shared range
+
+
+def test_processes_that_share_nothing_make_no_remote_reads():
+    # four processes with the same private addresses (as forked processes have): first
+    # touch homes each private page on its own node, and so does round-robin
+    P = 4
+    traces = [[(BARRIER, 0)] + [(op, PRIVATE + k * 64) for k in range(512) for op in (STORE, LOAD)]
+              for _ in range(P)]
+    for placement in ("first-touch", "round-robin"):
+        r = simulate_ccnuma(_workload(traces), CCNUMAConfig(placement=placement, check=True))
+        assert r.totals["remote_reads"] == 0, placement
+        assert r.totals["invalidations"] == 0 and r.totals["messages"] == 0, placement
+        # each node asked only its own controller
+        assert np.count_nonzero(r.visits - np.diag(np.diag(r.visits))) == 0
+
+
+def test_private_lines_at_one_virtual_address_never_invalidate_each_other():
+    # two processes write and read the same virtual line in turn; as private data the
+    # checking mode sees two independent lines, as shared data they ping-pong
+    P = 2
+    traces = [[(BARRIER, 0)] + [(STORE, PRIVATE), (LOAD, PRIVATE), (BARRIER, 0)] * 20 for _ in range(P)]
+    private = simulate_ccnuma(_workload(traces), CCNUMAConfig(check=True))
+    assert private.totals["invalidations"] == 0 and private.totals["upgrades"] == 0
+    assert private.totals["write_misses"] == P            # one cold miss each
+    shared = simulate_ccnuma(_workload(traces, shared=(PRIVATE, PRIVATE + PAGE)), CCNUMAConfig(check=True))
+    assert shared.totals["write_misses"] >= 20 and shared.totals["messages"] > 0     # the line moves
+
+
+def test_a_private_address_above_two_to_the_48_is_refused():
+    traces = [[(LOAD, 1 << 50)], [(LOAD, 64)]]
+    with pytest.raises(ModelError) as err:
+        simulate_ccnuma(_workload(traces), CCNUMAConfig())
+    assert err.value.field == "process[n0]" and "2^48" in err.value.problem
+
+
+def test_basic_proxies_route_only_the_marked_structures():
+    # node 0 writes two structures (homing them, naive first touch); the others read both
+    from calibration.sim.workload import Structure
+    P = 8
+    a, b = BASE, BASE + 4 * PAGE
+    traces = [([(STORE, a), (STORE, b)] if i == 0 else []) + [(BARRIER, 0)]
+              + ([] if i == 0 else [(LOAD, a), (LOAD, b)]) for i in range(P)]
+
+    def run(proxied):
+        wl = dataclasses.replace(_workload(traces), structures=(Structure("A", a, a + PAGE),
+                                                                Structure("B", b, b + PAGE)))
+        return simulate_ccnuma(wl, CCNUMAConfig(proxies="basic", proxied=proxied, check=True, **NAIVE)).totals
+    only_a, both = run("A"), run("A, B")
+    assert only_a["proxy_reads"] > 0
+    assert both["proxy_reads"] > only_a["proxy_reads"]
+    # reads of B go straight to its home when only A is marked: one request per reader
+    assert only_a["proxy_reads"] == run("B")["proxy_reads"]
+    with pytest.raises(ModelError) as err:
+        run("C")
+    assert err.value.field == "proxied" and "has no structure C" in err.value.problem
