@@ -37,6 +37,35 @@ def _cmd_convert(args):
     return 0
 
 
+def _cmd_splash(args):
+    from .sim.splash import PROGRAMS, build, record
+
+    if args.program not in PROGRAMS:
+        raise ModelError("PROGRAM", f"unknown Splash-3 program {args.program!r}; choose {', '.join(PROGRAMS)}")
+    if not 1 <= args.processes <= 1024:
+        raise ModelError("--processes", f"must be from 1 to 1024, got {args.processes}")
+    if args.size is not None and args.size < 1:
+        raise ModelError("--size", f"must be positive, got {args.size}")
+    if not 1 <= args.arena_mb <= 1 << 20:
+        raise ModelError("--arena-mb", f"must be from 1 to 1048576 MiB, got {args.arena_mb}")
+    out = Path(args.output)
+    manifest = out / f"{args.program}.toml"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelError("-o", f"cannot make the directory {out} ({exc.strerror})") from None
+    refuse_overwrite(manifest, args.force, "-o")
+    PROGRAMS[args.program].command(args.size or PROGRAMS[args.program].paper_size, args.processes)   # checks --size
+    binary = build(args.program, args.source, out, args.size)
+    facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb)
+    print(f"{args.program}: {facts['processes']} processes, {facts['size']:,} {facts['size_unit']}: traced in "
+          f"{facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text), converted in "
+          f"{facts['convert_seconds']} s: {facts['references']:,} data references, {facts['instructions']:,} "
+          f"instructions, {facts['barriers']:,} barriers, {facts['acquires']:,} lock acquires -> {manifest}",
+          file=sys.stderr)
+    return 0
+
+
 def _check_block(block: int) -> None:
     """``--block`` of ``mva trace``: a power of two from 1 byte to 1 MiB."""
     if not (1 <= block <= 1 << 20 and block & (block - 1) == 0):
@@ -159,7 +188,7 @@ def _plot_reuse(profile, rows, path):
 
 
 def register_trace(sub):
-    """Add ``mva trace convert|stats|generate``."""
+    """Add ``mva trace convert|stats|generate|reuse|splash``."""
     p = sub.add_parser("trace", help="convert traces, print their statistics or reuse distances, write synthetic workloads",
                        description="Trace utilities of the coherence simulator.")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=sub._parser_class)
@@ -207,6 +236,26 @@ def register_trace(sub):
     r.add_argument("--plot", metavar="FILE", help="draw the histogram and the miss-ratio curve to FILE (png, pdf)")
     r.add_argument("--force", action="store_true", help="overwrite the --plot file if it exists")
     r.set_defaults(handler=_cmd_reuse)
+    sp = tsub.add_parser("splash", help="build a Splash-3 program on fork-based PARMACS, trace it with valgrind "
+                                        "lackey (one trace per process) and write a workload manifest",
+                         description="Builds PROGRAM from the Splash-3 tree --source with the project's fork-based "
+                                     "PARMACS macros, runs it as --processes processes under valgrind's lackey and "
+                                     "converts the logs: one .npz per process (region of interest, synchronisation "
+                                     "as trace markers), the arena and globals as shared ranges, G_MALLOC blocks "
+                                     "as named [[structure]] tables. Needs gcc, make, m4 and valgrind.")
+    sp.add_argument("program", metavar="PROGRAM", help="fft, lu, lu-noncontig, radix, ocean-contig, "
+                                                       "ocean-noncontig, barnes, fmm, water-nsq")
+    sp.add_argument("--source", required=True, metavar="DIR", help="a Splash-3 tree (its codes/ directory)")
+    sp.add_argument("-o", "--output", required=True, metavar="DIR", help="where the traces and PROGRAM.toml go")
+    sp.add_argument("--processes", type=int, default=4, metavar="N", help="processes (default 4)")
+    sp.add_argument("--size", type=int, metavar="N", help="problem size: points (fft), matrix order (lu), keys "
+                                                          "(radix), grid side (ocean), particles (barnes, fmm), "
+                                                          "molecules (water-nsq); default Talbot & Kelly's Table 1.3")
+    sp.add_argument("--arena-mb", type=int, default=4096, metavar="MIB", help="virtual size of the G_MALLOC arena "
+                                                                               "(default 4096, reserved lazily)")
+    sp.add_argument("--keep-logs", action="store_true", help="keep the lackey text (DIR/lackey)")
+    sp.add_argument("--force", action="store_true", help="overwrite DIR/PROGRAM.toml and its traces")
+    sp.set_defaults(handler=_cmd_splash)
     p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 

@@ -1,0 +1,430 @@
+"""SPLASH-2 programs (the race-free Splash-3 edition) recorded as multi-process workloads.
+
+Splash-3 (Sakalis, Leonardsson, Kaxiras & Ros, "Splash-3: a properly synchronized
+benchmark suite for contemporary research", ISPASS 2016) keeps SPLASH-2's programs
+written against the PARMACS macros (``CREATE``, ``G_MALLOC``, ``BARRIER``, ``LOCK``, ...),
+which SPLASH-2 first implemented with processes sharing one arena.  :func:`build`
+compiles a program with this package's own macro file (``parmacs/fork.m4`` and
+``parmacs/parmacs_fork.h``: ``fork()`` for ``CREATE``, one ``MAP_SHARED`` arena for
+``G_MALLOC``, the program's globals remapped shared before the first fork, process-shared
+pthread objects), :func:`record` runs it under valgrind's lackey (one log per process)
+and :func:`convert` turns the logs into a workload manifest:
+
+* one ``.npz`` trace per process, from the region of interest (Splash-3's
+  ``SPLASH3_ROI_BEGIN`` in the main process; a worker from its start) to its end; the
+  macro file's marker loads become the trace markers the machines honour (``BARRIER``,
+  ``LOCK`` acquire and ``UNLOCK`` release, whose address is the lock or barrier object),
+  and the pthread library's own references inside a synchronisation are left out (the
+  simulated machines model synchronisation);
+* ``[[shared]]`` ranges: the arena's used part and the program's global data, shared by
+  every process; everything else (stacks, heaps, libraries) is private to its process;
+* ``[[structure]]`` tables: every ``G_MALLOC`` block named by the variable it is assigned
+  to in the source (``q_multi``, ``f_array``, ``VAR``, ``PFORCES``, ...), so that basic
+  proxies can be aimed as in Talbot & Kelly's Table 1.3.
+
+``mva trace splash PROGRAM --source SPLASH3 -o DIR`` does the three steps;
+``data/traces/record-splash.sh`` records the study's programs.  Needs gcc, make, m4 and
+valgrind (``apt-get install gcc make m4 valgrind``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mva.errors import ModelError
+from mva.jit import jit
+
+from .traces import ACQUIRE, BARRIER, IFETCH, LOAD, RELEASE, STORE, Chunk, read_lackey, write_npz
+
+__all__ = ["PROGRAMS", "Program", "Layout", "build", "record", "convert", "read_layout", "structure_name",
+           "MARKER_KINDS"]
+
+RUNTIME = Path(__file__).parent / "parmacs"
+CFLAGS = "-O2 -pthread -std=gnu11 -D_GNU_SOURCE -g -fno-strict-aliasing"
+
+#: Marker kinds of ``parmacs_fork.h``: byte offsets in the marker page.
+MARKER_KINDS = {"end": 0, "barrier": 1, "acquire": 2, "release": 3, "sync": 4, "roi-begin": 5, "roi-end": 6}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A Splash-3 program: its directory under ``codes/``, binary, what its size counts,
+    the size of Talbot & Kelly's Table 1.3 (or SPLASH-2's default), and how to run it."""
+
+    name: str
+    directory: str
+    binary: str
+    size_unit: str
+    paper_size: int
+    arguments: Callable          # (size, processes) -> (arguments, standard input)
+    note: str = ""
+    files: tuple = ()            # input files the program reads from its working directory
+    # (file, pattern, replacement with {size}) applied to the build's copy of the sources
+    edits: tuple = ()
+
+    def command(self, size: int, processes: int) -> tuple[list, str]:
+        """(arguments, standard input) for ``size`` and ``processes``."""
+        return self.arguments(size, processes)
+
+
+def _fft(size, P):
+    m = int(round(math.log2(size)))
+    if 1 << m != size or m % 2:
+        raise ModelError("--size", f"fft needs an even power of two of points (e.g. 65536), got {size}")
+    return [f"-m{m}", f"-p{P}", "-n65536", "-l6"], ""
+
+
+def _ocean(size, P):
+    if size < 10 or (size - 2) & (size - 3):
+        raise ModelError("--size", f"ocean needs a grid side of 2^k + 2 points (e.g. 258, 130, 66), got {size}")
+    return [f"-n{size}", f"-p{P}"], ""
+
+
+def _barnes(size, P):
+    # SPLASH-2's input: nbody, seed, then dtime eps tol fcells fleaves tstop dtout, nprocs
+    return [], f"\n{size}\n123\n\n0.025\n0.05\n1.0\n2.0\n5.0\n0.075\n0.25\n{P}\n"
+
+
+def _fmm(size, P):
+    # two Plummer clusters, precision 1e-6, 5 steps of .025 (SPLASH-2's input files)
+    return [], f"two cluster\nplummer\n{size}\n1e-6\n{P}\n5\n.025\n0.0\ncost zones\n"
+
+
+def _water(size, P):
+    # SPLASH-2's input: TSTEP NMOL NSTEP NORDER NSAVE NRST NPRINT NFMC NPROCS CUTOFF
+    return [], f"  1.5e-16   {size}  3   6\n -1      3000     3  0\n{P} 6.212752\n"
+
+
+def _lu(size, P):
+    return [f"-n{size}", f"-p{P}", "-b16"], ""
+
+
+PROGRAMS = {p.name: p for p in (
+    Program("fft", "kernels/fft", "FFT", "points", 65536, _fft),
+    Program("lu", "kernels/lu/contiguous_blocks", "LU", "matrix order", 512, _lu, "not in Talbot & Kelly"),
+    Program("lu-noncontig", "kernels/lu/non_contiguous_blocks", "LU", "matrix order", 512, _lu,
+            "not in Talbot & Kelly"),
+    Program("radix", "kernels/radix", "RADIX", "keys", 262144,
+            lambda size, P: ([f"-p{P}", f"-n{size}", "-r1024", "-m524288"], ""), "not in Talbot & Kelly"),
+    Program("ocean-contig", "apps/ocean/contiguous_partitions", "OCEAN", "grid side", 258, _ocean),
+    # its 2-D arrays are declared at a static maximum of 8194 x 8194 (29 GB at 64
+    # processes); the build sizes them to the grid instead
+    Program("ocean-noncontig", "apps/ocean/non_contiguous_partitions", "OCEAN", "grid side", 258, _ocean,
+            edits=(("decs.h.in", r"#define IMAX\s+8194", "#define IMAX {size}"),
+                   ("decs.h.in", r"#define JMAX\s+8194", "#define JMAX {size}"))),
+    Program("barnes", "apps/barnes", "BARNES", "particles", 16384, _barnes),
+    Program("fmm", "apps/fmm", "FMM", "particles", 8192, _fmm),
+    Program("water-nsq", "apps/water-nsquared", "WATER-NSQUARED", "molecules", 512, _water, files=("random.in",)),
+)}
+
+
+def _program(name) -> Program:
+    """A :class:`Program` given as one or by its name in :data:`PROGRAMS`."""
+    if isinstance(name, Program):
+        return name
+    if name not in PROGRAMS:
+        raise ModelError("program", f"unknown Splash-3 program {name!r}; choose {', '.join(PROGRAMS)}")
+    return PROGRAMS[name]
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ModelError("--source", f"{name} is needed to build and trace Splash-3 programs (apt-get install "
+                                     "gcc make m4 valgrind)")
+    return path
+
+
+def _codes(source) -> Path:
+    """The ``codes`` directory of a Splash-3 tree (``source`` may be the tree or ``codes``)."""
+    source = Path(source)
+    for codes in (source / "codes", source):
+        if (codes / "Makefile.config").is_file():
+            return codes
+    raise ModelError("--source", f"{source} is not a Splash-3 tree (no codes/Makefile.config)")
+
+
+def _built_files(program: Program):
+    """A ``copytree`` filter leaving out what an earlier build left in the tree (objects,
+    the binary, C files generated from ``.in`` files): the copy is built afresh."""
+    def ignore(directory, names):
+        present = set(names)
+        return [n for n in names if n.endswith(".o") or n == program.binary or f"{n}.in" in present]
+    return ignore
+
+
+def build(name, source, workdir, size: int | None = None) -> Path:
+    """Compile program ``name`` (a name of :data:`PROGRAMS` or a :class:`Program`) of the
+    Splash-3 tree ``source`` with the fork-based macro file, in a copy under ``workdir``
+    (the tree is not written to) with the program's ``edits`` for problem ``size``
+    (default the paper's); returns the binary.  The generated C files stay beside it:
+    :func:`convert` reads them to name structures."""
+    program = _program(name)
+    codes = _codes(source)
+    for tool in ("gcc", "make", "m4"):
+        _tool(tool)
+    build_codes = Path(workdir) / "build" / program.name / "codes"
+    if build_codes.exists():
+        shutil.rmtree(build_codes)
+    (build_codes / program.directory).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(codes / "Makefile.config", build_codes / "Makefile.config")
+    if not (codes / program.directory).is_dir():
+        raise ModelError("--source", f"{codes / program.directory} is missing from the Splash-3 tree")
+    shutil.copytree(codes / program.directory, build_codes / program.directory, ignore=_built_files(program))
+    for file, pattern, replacement in program.edits:
+        path = build_codes / program.directory / file
+        text, count = re.subn(pattern, replacement.format(size=size or program.paper_size), path.read_text())
+        if count != 1:
+            raise ModelError("--source", f"{path.name} of this Splash-3 tree lacks {pattern!r}: another version?")
+        path.write_text(text)
+    cflags = f"{CFLAGS} -I{RUNTIME}"
+    keep = build_codes / "keep-generated.mk"          # make would delete the generated C files
+    keep.write_text(".SECONDARY:\n")
+    done = subprocess.run(["make", "-C", str(build_codes / program.directory), "-f", "Makefile", "-f", str(keep),
+                           f"MACROS={RUNTIME / 'fork.m4'}", f"CFLAGS={cflags}", "LDFLAGS=-lm"],
+                          capture_output=True, text=True)
+    binary = build_codes / program.directory / program.binary
+    if done.returncode or not binary.is_file():
+        tail = "; ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise ModelError("program", f"building {program.name} failed: {tail}")
+    return binary
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the runtime wrote while the program ran: the arena, the globals and the
+    marker page (byte ranges), each process's pid by process number, and each
+    ``G_MALLOC`` block (start, bytes, source file, line)."""
+
+    arena: tuple
+    globals: tuple
+    marker: tuple
+    pids: dict
+    allocations: tuple
+
+    @property
+    def arena_used(self) -> tuple:
+        """The arena from its start to the end of the last block, rounded up to a page."""
+        top = max((a + n for a, n, _, _ in self.allocations), default=self.arena[0])
+        return self.arena[0], min(self.arena[1], (top + 4095) // 4096 * 4096)
+
+
+def read_layout(path) -> Layout:
+    """The runtime's layout file (``parmacs_fork.h``)."""
+    ranges, pids, allocations = {}, {}, []
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if parts[0] in ("arena", "globals", "marker"):
+            ranges[parts[0]] = (int(parts[1], 16), int(parts[2], 16))
+        elif parts[0] == "process":
+            pids[int(parts[1])] = int(parts[2])
+        elif parts[0] == "alloc":
+            allocations.append((int(parts[1], 16), int(parts[2]), parts[3], int(parts[4])))
+    missing = {"arena", "globals", "marker"} - set(ranges)
+    if missing or 0 not in pids:
+        raise ModelError("layout", f"{path} lacks {', '.join(sorted(missing)) or 'process 0'}: did the program "
+                                   "call MAIN_INITENV?")
+    return Layout(ranges["arena"], ranges["globals"], ranges["marker"], dict(sorted(pids.items())),
+                  tuple(allocations))
+
+
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]=]*\]\s*)*=[^=]*$")
+
+
+def structure_name(source_text: str, line: int) -> str:
+    """The variable a ``G_MALLOC`` on ``line`` (1-based) of the generated C file is
+    assigned to: ``q_multi[i] = (double **) pf_malloc(...)`` gives ``q_multi``,
+    ``G_Memory->f_array = ...`` gives ``f_array``; ``"unnamed"`` if there is none."""
+    lines = source_text.splitlines()
+    if not 1 <= line <= len(lines):
+        return "unnamed"
+    text = lines[line - 1]
+    head = text[: text.find("pf_malloc")] if "pf_malloc" in text else text
+    for back in range(0, 3):     # an assignment split over lines: look up to two lines back
+        match = _ASSIGNED.search(head)
+        if match:
+            return match.group(1)
+        if line - 2 - back < 0:
+            break
+        head = lines[line - 2 - back] + " " + head
+    return "unnamed"
+
+
+def _structures(layout: Layout, build_dir: Path) -> list:
+    """[(name, start, end)] of every block, adjacent blocks of one name merged."""
+    texts = {}
+    blocks = []
+    for start, size, file, line in layout.allocations:
+        if file not in texts:
+            found = list(build_dir.rglob(file))
+            texts[file] = found[0].read_text(errors="replace") if found else ""
+        blocks.append((structure_name(texts[file], line), start, start + max(size, 1)))
+    merged = []
+    for name, start, end in sorted(blocks, key=lambda b: (b[0], b[1])):
+        if merged and merged[-1][0] == name and start <= (merged[-1][2] + 63) // 64 * 64:
+            merged[-1][2] = max(merged[-1][2], end)
+        else:
+            merged.append([name, start, end])
+    return [tuple(m) for m in sorted(merged, key=lambda m: m[1])]
+
+
+# conversion state (numba kernel)
+_EMIT, _DROP, _AWAIT, _BEFORE_ROI, _FINISHED = range(5)
+
+
+@jit
+def _convert_chunk(op, addr, size, marker_lo, marker_hi, state, out_op, out_addr, out_size):
+    """Turn one chunk of lackey references into trace references and markers; ``state``
+    (mode, pending marker op) carries over between chunks.  Returns the references
+    written."""
+    n = 0
+    for i in range(op.shape[0]):
+        a = addr[i]
+        mode = state[0]
+        if marker_lo <= a < marker_hi:
+            kind = a - marker_lo
+            if op[i] != LOAD or mode == _FINISHED:
+                continue
+            if kind == 0:
+                if mode != _BEFORE_ROI:
+                    state[0] = _EMIT
+            elif kind <= 3:
+                if mode != _BEFORE_ROI:
+                    state[0] = _AWAIT
+                    state[1] = kind
+            elif kind == 4:
+                if mode != _BEFORE_ROI:
+                    state[0] = _DROP
+            elif kind == 5:
+                state[0] = _EMIT
+                state[2] += 1
+            elif kind == 6:
+                state[0] = _FINISHED
+                state[3] += 1
+            continue
+        if mode == _EMIT:
+            out_op[n] = op[i]
+            out_addr[n] = a
+            out_size[n] = size[i]
+            n += 1
+        elif mode == _AWAIT and op[i] != IFETCH:
+            # the object's identity: the first data reference after the marker
+            out_op[n] = np.uint8(BARRIER if state[1] == 1 else ACQUIRE if state[1] == 2 else RELEASE)
+            out_addr[n] = a
+            out_size[n] = 1
+            n += 1
+            state[0] = _DROP
+    return n
+
+
+def convert_process(lackey_path, npz_path, marker: tuple, main: bool) -> dict:
+    """Convert one process's lackey log to an ``.npz`` trace (see the module docstring);
+    ``main``: the process that ran ``main()``, whose trace starts at the region of
+    interest.  Returns counts (references, markers by kind, region markers seen)."""
+    state = np.array([_BEFORE_ROI if main else _DROP, 0, 0, 0], np.int64)
+    lo, hi = np.uint64(marker[0]), np.uint64(marker[1])
+    counts = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
+
+    def chunks():
+        for c in read_lackey(lackey_path):
+            out_op = np.empty(len(c), np.uint8)
+            out_addr = np.empty(len(c), np.uint64)
+            out_size = np.empty(len(c), np.uint16)
+            n = _convert_chunk(c.op, c.addr, c.size, lo, hi, state, out_op, out_addr, out_size)
+            if n:
+                o = out_op[:n]
+                counts["instructions"] += int(np.count_nonzero(o == IFETCH))
+                counts["references"] += int(np.count_nonzero((o == LOAD) | (o == STORE)))
+                counts["barriers"] += int(np.count_nonzero(o == BARRIER))
+                counts["acquires"] += int(np.count_nonzero(o == ACQUIRE))
+                counts["releases"] += int(np.count_nonzero(o == RELEASE))
+                yield Chunk(o, out_addr[:n], out_size[:n], np.zeros(n, np.bool_))
+    write_npz(npz_path, chunks())
+    if main and state[2] == 0:
+        raise ModelError("program", f"{lackey_path}: the main process never reached SPLASH3_ROI_BEGIN")
+    return counts
+
+
+def record(name, binary, out, processes: int, size: int | None = None, keep_logs: bool = False,
+           arena_mb: int = 4096) -> dict:
+    """Run ``binary`` (from :func:`build`) as ``processes`` processes under lackey in
+    ``out``, then :func:`convert` the logs; returns the recording's facts (seconds of
+    tracing and of converting, bytes of lackey text, references)."""
+    program = _program(name)
+    name = program.name
+    valgrind = _tool("valgrind")
+    size = program.paper_size if size is None else size
+    args, stdin = program.command(size, processes)
+    out = Path(out)
+    raw = out / "lackey"
+    if raw.exists():
+        shutil.rmtree(raw)
+    raw.mkdir(parents=True)
+    source_dir = Path(binary).parent
+    for extra in program.files:
+        shutil.copy(source_dir / extra, raw / extra)
+    layout_path = raw / "layout"
+    env = dict(os.environ, PARMACS_LAYOUT=str(layout_path), PARMACS_ARENA_MB=str(arena_mb))
+    t0 = time.perf_counter()
+    done = subprocess.run([valgrind, "--tool=lackey", "--trace-mem=yes", f"--log-file={raw}/lackey.%p",
+                           str(binary), *args], input=stdin, capture_output=True, text=True, cwd=raw, env=env)
+    traced = time.perf_counter() - t0
+    (out / f"{name}.out").write_text(done.stdout + done.stderr)
+    if done.returncode:
+        tail = "; ".join(done.stderr.strip().splitlines()[-3:])
+        raise ModelError("program", f"{name} failed under valgrind (exit {done.returncode}): {tail}")
+    layout = read_layout(layout_path)
+    raw_bytes = sum(f.stat().st_size for f in raw.glob("lackey.*"))
+    facts = {"program": name, "size": size, "size_unit": program.size_unit, "processes": processes,
+             "trace_seconds": round(traced, 1), "lackey_bytes": raw_bytes}
+    facts.update(convert(name, layout, raw, out, source_dir, facts))
+    if not keep_logs:
+        shutil.rmtree(raw)
+    return facts
+
+
+def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, facts: dict) -> dict:
+    """Write ``out/NAME.toml`` and one ``pN.npz`` per process from the lackey logs in
+    ``raw`` (``lackey.PID``); returns the conversion's facts."""
+    t0 = time.perf_counter()
+    totals = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
+    per_process = []
+    for pid_number, pid in layout.pids.items():
+        log = raw / f"lackey.{pid}"
+        if not log.is_file():
+            raise ModelError("program", f"no lackey log for process {pid_number} (pid {pid})")
+        counts = convert_process(log, out / f"p{pid_number}.npz", layout.marker, pid_number == 0)
+        per_process.append(counts)
+        for k in totals:
+            totals[k] += counts[k]
+    barriers = {c["barriers"] for c in per_process}
+    if len(barriers) > 1:
+        raise ModelError("program", f"processes reach different numbers of barriers: {sorted(barriers)}")
+    structures = _structures(layout, build_dir)
+    facts = {**facts, **totals, "convert_seconds": round(time.perf_counter() - t0, 1)}
+    _write_manifest(out / f"{name}.toml", name, layout, structures, facts)
+    return {k: facts[k] for k in (*totals, "convert_seconds")}
+
+
+def _write_manifest(path: Path, name: str, layout: Layout, structures: list, facts: dict) -> None:
+    import tomli_w
+
+    arena = layout.arena_used
+    doc = {"name": name,
+           "description": f"Splash-3 {name}, {facts['size']:,} {facts['size_unit']}, {facts['processes']} processes "
+                          "(fork-based PARMACS, valgrind lackey)",
+           "recording": facts,
+           "process": [{"name": f"p{k}", "trace": f"p{k}.npz", "format": "npz"} for k in layout.pids],
+           "shared": [{"name": "arena", "start": arena[0], "end": arena[1], "processes": "all"},
+                      {"name": "globals", "start": layout.globals[0], "end": layout.globals[1], "processes": "all"}],
+           "structure": [{"name": n, "start": s, "end": e} for n, s, e in structures]}
+    path.write_text(tomli_w.dumps(doc))
