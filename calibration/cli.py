@@ -46,6 +46,8 @@ def _cmd_splash(args):
         raise ModelError("--processes", f"must be from 1 to 1024, got {args.processes}")
     if args.size is not None and args.size < 1:
         raise ModelError("--size", f"must be positive, got {args.size}")
+    if args.phases is not None and args.phases < 1:
+        raise ModelError("--phases", f"must be a positive count of barrier phases, got {args.phases}")
     if not 1 <= args.arena_mb <= 1 << 20:
         raise ModelError("--arena-mb", f"must be from 1 to 1048576 MiB, got {args.arena_mb}")
     out = Path(args.output)
@@ -57,7 +59,7 @@ def _cmd_splash(args):
     refuse_overwrite(manifest, args.force, "-o")
     PROGRAMS[args.program].command(args.size or PROGRAMS[args.program].paper_size, args.processes)   # checks --size
     binary = build(args.program, args.source, out, args.size)
-    facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb)
+    facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb, args.phases)
     print(f"{args.program}: {facts['processes']} processes, {facts['size']:,} {facts['size_unit']}: traced in "
           f"{facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text), converted in "
           f"{facts['convert_seconds']} s: {facts['references']:,} data references, {facts['instructions']:,} "
@@ -253,6 +255,8 @@ def register_trace(sub):
                                                           "molecules (water-nsq); default Talbot & Kelly's Table 1.3")
     sp.add_argument("--arena-mb", type=int, default=4096, metavar="MIB", help="virtual size of the G_MALLOC arena "
                                                                                "(default 4096, reserved lazily)")
+    sp.add_argument("--phases", type=int, metavar="K", help="an excerpt: each trace ends at its K-th barrier (the "
+                                                            "processes still meet at every barrier)")
     sp.add_argument("--keep-logs", action="store_true", help="keep the lackey text (DIR/lackey)")
     sp.add_argument("--force", action="store_true", help="overwrite DIR/PROGRAM.toml and its traces")
     sp.set_defaults(handler=_cmd_splash)

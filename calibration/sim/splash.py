@@ -70,6 +70,10 @@ class Program:
     files: tuple = ()            # input files the program reads from its working directory
     # (file, pattern, replacement with {size}) applied to the build's copy of the sources
     edits: tuple = ()
+    # (name, variable, C type, header, member): a structure that is a member of another,
+    # e.g. FMM's f_array inside G_Memory; its offset and size come from a probe compiled
+    # against the program's own header
+    members: tuple = ()
 
     def command(self, size: int, processes: int) -> tuple[list, str]:
         """(arguments, standard input) for ``size`` and ``processes``."""
@@ -100,6 +104,9 @@ def _fmm(size, P):
 
 
 def _water(size, P):
+    if round(size ** (1 / 3)) ** 3 != size:
+        raise ModelError("--size", f"water-nsq places its molecules on a cubic lattice: give a cube (64, 216, 512), "
+                                   f"got {size}")
     # SPLASH-2's input: TSTEP NMOL NSTEP NORDER NSAVE NRST NPRINT NFMC NPROCS CUTOFF
     return [], f"  1.5e-16   {size}  3   6\n -1      3000     3  0\n{P} 6.212752\n"
 
@@ -122,7 +129,8 @@ PROGRAMS = {p.name: p for p in (
             edits=(("decs.h.in", r"#define IMAX\s+8194", "#define IMAX {size}"),
                    ("decs.h.in", r"#define JMAX\s+8194", "#define JMAX {size}"))),
     Program("barnes", "apps/barnes", "BARNES", "particles", 16384, _barnes),
-    Program("fmm", "apps/fmm", "FMM", "particles", 8192, _fmm),
+    Program("fmm", "apps/fmm", "FMM", "particles", 8192, _fmm,
+            members=(("f_array", "G_Memory", "g_mem", "memory.h", "f_array"),)),
     Program("water-nsq", "apps/water-nsquared", "WATER-NSQUARED", "molecules", 512, _water, files=("random.in",)),
 )}
 
@@ -196,7 +204,28 @@ def build(name, source, workdir, size: int | None = None) -> Path:
     if done.returncode or not binary.is_file():
         tail = "; ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
         raise ModelError("program", f"building {program.name} failed: {tail}")
+    _probe_members(program, binary.parent, cflags)
     return binary
+
+
+def _probe_members(program: Program, directory: Path, cflags: str) -> None:
+    """Write ``members.txt`` beside the binary: ``name variable offset bytes`` of each of
+    the program's member structures, from a probe compiled against its header."""
+    rows = []
+    for name, variable, ctype, header, member in program.members:
+        probe = directory / f"probe-{name}.c"
+        probe.write_text(f'#include <stddef.h>\n#include <stdio.h>\n#include "{header}"\n'
+                         f'int main(void) {{ printf("%zu %zu\\n", offsetof({ctype}, {member}), '
+                         f'sizeof((({ctype} *)0)->{member})); return 0; }}\n')
+        done = subprocess.run(["gcc", *cflags.split(), "-o", str(probe.with_suffix("")), str(probe), "-lm"],
+                              capture_output=True, text=True, cwd=directory)
+        if done.returncode:
+            raise ModelError("program", f"the probe of {program.name}'s {name} did not compile: "
+                                        f"{done.stderr.strip().splitlines()[-1:]}")
+        offset, size = subprocess.run([str(probe.with_suffix(""))], capture_output=True, text=True,
+                                      check=True).stdout.split()
+        rows.append(f"{name} {variable} {offset} {size}")
+    (directory / "members.txt").write_text("".join(f"{r}\n" for r in rows))
 
 
 @dataclass(frozen=True)
@@ -253,8 +282,8 @@ def structure_name(source_text: str, line: int) -> str:
         match = _ASSIGNED.search(head)
         if match:
             return match.group(1)
-        if line - 2 - back < 0:
-            break
+        if line - 2 - back < 0 or lines[line - 2 - back].rstrip().endswith((";", "{", "}")):
+            break                # the statement starts on this line
         head = lines[line - 2 - back] + " " + head
     return "unnamed"
 
@@ -274,6 +303,13 @@ def _structures(layout: Layout, build_dir: Path) -> list:
             merged[-1][2] = max(merged[-1][2], end)
         else:
             merged.append([name, start, end])
+    members = build_dir / "members.txt"
+    for row in (members.read_text().splitlines() if members.is_file() else ()):
+        name, variable, offset, size = row.split()
+        owners = [m for m in merged if m[0] == variable]
+        if owners:
+            start = owners[0][1] + int(offset)
+            merged.append([name, start, start + int(size)])
     return [tuple(m) for m in sorted(merged, key=lambda m: m[1])]
 
 
@@ -282,35 +318,41 @@ _EMIT, _DROP, _AWAIT, _BEFORE_ROI, _FINISHED = range(5)
 
 
 @jit
+def _on_marker(kind, state):
+    """The mode after a marker load of ``kind`` (``MARKER_KINDS``)."""
+    mode = state[0]
+    if mode == _FINISHED:
+        return
+    if kind == 5:                       # region of interest begins
+        state[0] = _EMIT
+        state[2] += 1
+    elif kind == 6:                     # and ends
+        state[0] = _FINISHED
+        state[3] += 1
+    elif mode == _BEFORE_ROI:
+        return
+    elif kind == 0:                     # a synchronisation is over
+        state[0] = _EMIT
+    elif kind <= 3:                     # barrier, acquire, release: the object comes next
+        state[0] = _AWAIT
+        state[1] = kind
+    elif kind == 4:                     # library work without an event
+        state[0] = _DROP
+
+
+@jit
 def _convert_chunk(op, addr, size, marker_lo, marker_hi, state, out_op, out_addr, out_size):
     """Turn one chunk of lackey references into trace references and markers; ``state``
-    (mode, pending marker op) carries over between chunks.  Returns the references
-    written."""
+    (mode, pending marker op, regions begun, regions ended, barriers, barrier limit or
+    0) carries over between chunks.  Returns the references written."""
     n = 0
     for i in range(op.shape[0]):
         a = addr[i]
-        mode = state[0]
         if marker_lo <= a < marker_hi:
-            kind = a - marker_lo
-            if op[i] != LOAD or mode == _FINISHED:
-                continue
-            if kind == 0:
-                if mode != _BEFORE_ROI:
-                    state[0] = _EMIT
-            elif kind <= 3:
-                if mode != _BEFORE_ROI:
-                    state[0] = _AWAIT
-                    state[1] = kind
-            elif kind == 4:
-                if mode != _BEFORE_ROI:
-                    state[0] = _DROP
-            elif kind == 5:
-                state[0] = _EMIT
-                state[2] += 1
-            elif kind == 6:
-                state[0] = _FINISHED
-                state[3] += 1
+            if op[i] == LOAD:           # the increment's store and the identity's copy are not markers
+                _on_marker(a - marker_lo, state)
             continue
+        mode = state[0]
         if mode == _EMIT:
             out_op[n] = op[i]
             out_addr[n] = a
@@ -323,14 +365,19 @@ def _convert_chunk(op, addr, size, marker_lo, marker_hi, state, out_op, out_addr
             out_size[n] = 1
             n += 1
             state[0] = _DROP
+            if state[1] == 1:
+                state[4] += 1
+                if state[4] == state[5]:       # the excerpt's last barrier
+                    state[0] = _FINISHED
     return n
 
 
-def convert_process(lackey_path, npz_path, marker: tuple, main: bool) -> dict:
+def convert_process(lackey_path, npz_path, marker: tuple, main: bool, phases: int | None = None) -> dict:
     """Convert one process's lackey log to an ``.npz`` trace (see the module docstring);
     ``main``: the process that ran ``main()``, whose trace starts at the region of
-    interest.  Returns counts (references, markers by kind, region markers seen)."""
-    state = np.array([_BEFORE_ROI if main else _DROP, 0, 0, 0], np.int64)
+    interest; ``phases``: end the trace at its ``phases``-th barrier (an excerpt whose
+    processes still meet at every barrier).  Returns counts of references and markers."""
+    state = np.array([_BEFORE_ROI if main else _DROP, 0, 0, 0, 0, phases or 0], np.int64)
     lo, hi = np.uint64(marker[0]), np.uint64(marker[1])
     counts = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
 
@@ -355,10 +402,11 @@ def convert_process(lackey_path, npz_path, marker: tuple, main: bool) -> dict:
 
 
 def record(name, binary, out, processes: int, size: int | None = None, keep_logs: bool = False,
-           arena_mb: int = 4096) -> dict:
+           arena_mb: int = 4096, phases: int | None = None) -> dict:
     """Run ``binary`` (from :func:`build`) as ``processes`` processes under lackey in
-    ``out``, then :func:`convert` the logs; returns the recording's facts (seconds of
-    tracing and of converting, bytes of lackey text, references)."""
+    ``out``, then :func:`convert` the logs (the first ``phases`` barrier phases if
+    given); returns the recording's facts (seconds of tracing and of converting, bytes
+    of lackey text, references)."""
     program = _program(name)
     name = program.name
     valgrind = _tool("valgrind")
@@ -386,14 +434,17 @@ def record(name, binary, out, processes: int, size: int | None = None, keep_logs
     raw_bytes = sum(f.stat().st_size for f in raw.glob("lackey.*"))
     facts = {"program": name, "size": size, "size_unit": program.size_unit, "processes": processes,
              "trace_seconds": round(traced, 1), "lackey_bytes": raw_bytes}
-    facts.update(convert(name, layout, raw, out, source_dir, facts))
+    if phases:
+        facts["phases"] = phases
+    facts.update(convert(name, layout, raw, out, source_dir, facts, phases))
     if not keep_logs:
         shutil.rmtree(raw)
     return facts
 
 
-def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, facts: dict) -> dict:
-    """Write ``out/NAME.toml`` and one ``pN.npz`` per process from the lackey logs in
+def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, facts: dict,
+            phases: int | None = None) -> dict:
+    """Write ``out/NAME.toml`` and one ``NAME-pK.npz`` per process from the lackey logs in
     ``raw`` (``lackey.PID``); returns the conversion's facts."""
     t0 = time.perf_counter()
     totals = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
@@ -402,7 +453,7 @@ def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, fa
         log = raw / f"lackey.{pid}"
         if not log.is_file():
             raise ModelError("program", f"no lackey log for process {pid_number} (pid {pid})")
-        counts = convert_process(log, out / f"p{pid_number}.npz", layout.marker, pid_number == 0)
+        counts = convert_process(log, out / f"{name}-p{pid_number}.npz", layout.marker, pid_number == 0, phases)
         per_process.append(counts)
         for k in totals:
             totals[k] += counts[k]
@@ -423,7 +474,7 @@ def _write_manifest(path: Path, name: str, layout: Layout, structures: list, fac
            "description": f"Splash-3 {name}, {facts['size']:,} {facts['size_unit']}, {facts['processes']} processes "
                           "(fork-based PARMACS, valgrind lackey)",
            "recording": facts,
-           "process": [{"name": f"p{k}", "trace": f"p{k}.npz", "format": "npz"} for k in layout.pids],
+           "process": [{"name": f"p{k}", "trace": f"{name}-p{k}.npz", "format": "npz"} for k in layout.pids],
            "shared": [{"name": "arena", "start": arena[0], "end": arena[1], "processes": "all"},
                       {"name": "globals", "start": layout.globals[0], "end": layout.globals[1], "processes": "all"}],
            "structure": [{"name": n, "start": s, "end": e} for n, s, e in structures]}

@@ -1,0 +1,147 @@
+"""Parallel programs recorded as multi-process workloads (issue #34): the fork-based
+PARMACS macros on a probe program of our own (and on Splash-3's FFT where a Splash-3
+tree is given in SPLASH3), the converter's markers, structure names and excerpts, and the
+stored excerpts on the cc-NUMA machine."""
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.sim.ccnuma import CCNUMAConfig, simulate_ccnuma
+from calibration.sim.splash import PROGRAMS, Program, build, record, structure_name
+from calibration.sim.traces import ACQUIRE, BARRIER, IFETCH, LOAD, RELEASE, STORE, read_npz
+from calibration.sim.workload import read_manifest
+from mva.errors import ModelError
+
+HERE = Path(__file__).parent
+TOOLS = ("gcc", "make", "m4", "valgrind")
+needs_tools = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS),
+                                 reason="needs gcc, make, m4 and valgrind (apt-get install gcc make m4 valgrind; "
+                                        ".ci/run installs them)")
+PROBE = Program("probe", "kernels/probe", "PROBE", "processes", 4, lambda size, P: ([str(P)], ""))
+
+
+def _trace(path):
+    chunks = list(read_npz(path))
+    return (np.concatenate([c.op for c in chunks]), np.concatenate([c.addr for c in chunks]))
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    out = tmp_path_factory.mktemp("probe")
+    binary = build(PROBE, HERE / "parmacs_probe", out)
+    facts = record(PROBE, binary, out, processes=4)
+    return out, facts, read_manifest(out / "probe.toml")
+
+
+@needs_tools
+def test_probe_runs_as_processes_sharing_the_arena_and_the_globals(probe):
+    out, facts, wl = probe
+    # the program checks the sharing itself and exits non-zero otherwise
+    assert "total 2095104" in (out / "probe.out").read_text()            # 4 x (0 + ... + 1023)
+    assert [p.name for p in wl.processes] == ["p0", "p1", "p2", "p3"]
+    assert [r.name for r in wl.shared] == ["arena", "globals"]
+    names = {s.name for s in wl.structures}
+    assert {"gm", "shared_vector"} <= names
+    assert facts["barriers"] == 12 and facts["acquires"] == facts["releases"] == 8
+
+
+@needs_tools
+def test_probe_markers_are_where_the_program_synchronises(probe):
+    out, _, wl = probe
+    gm = wl.structure_ranges(["gm"])[0]
+    vector = wl.structure_ranges(["shared_vector"])[0]
+    lock = None
+    for p in wl.processes:
+        op, addr = _trace(out / f"probe-{p.name}.npz")
+        sync = op[(op == BARRIER) | (op == ACQUIRE) | (op == RELEASE)]
+        # per process: lock, unlock, barrier, barrier, lock, unlock, barrier (program order)
+        assert sync.tolist() == [ACQUIRE, RELEASE, BARRIER, BARRIER, ACQUIRE, RELEASE, BARRIER]
+        objects = addr[op >= ACQUIRE]
+        assert np.all((objects >= gm[0]) & (objects < gm[1]))          # the lock and barrier live in gm
+        lock = int(addr[op == ACQUIRE][0]) if lock is None else lock
+        assert set(addr[op == ACQUIRE].tolist()) == {lock}
+        data = (op == LOAD) | (op == STORE)
+        # the pthread library's own references to the mutex were left out
+        assert not np.any(data & (addr >= lock) & (addr < lock + 40))
+        # each process stored its quarter of the vector and read all of it
+        stores = addr[(op == STORE) & (addr >= vector[0]) & (addr < vector[1])]
+        loads = addr[(op == LOAD) & (addr >= vector[0]) & (addr < vector[1])]
+        assert len(np.unique(stores)) == 1024 // 4 and len(np.unique(loads)) == 1024
+        assert np.count_nonzero(op == IFETCH) > 0
+
+
+@needs_tools
+def test_probe_workload_runs_on_the_ccnuma_machine_with_checking(probe):
+    _, _, wl = probe
+    r = simulate_ccnuma(wl, CCNUMAConfig(check=True))
+    assert r.totals["remote_reads"] > 0                # each node reads the others' quarters
+    # private data (stacks, libraries) at the same virtual addresses is never shared
+    rr = simulate_ccnuma(wl, CCNUMAConfig(placement="round-robin", check=True))
+    assert rr.execution_cycles > 0
+
+
+@needs_tools
+def test_excerpt_ends_every_trace_at_the_same_barrier(tmp_path):
+    binary = build(PROBE, HERE / "parmacs_probe", tmp_path)
+    facts = record(PROBE, binary, tmp_path, processes=4, phases=2)
+    assert facts["barriers"] == 8
+    wl = read_manifest(tmp_path / "probe.toml")
+    for p in wl.processes:
+        op, _ = _trace(tmp_path / f"probe-{p.name}.npz")
+        assert op[-1] == BARRIER and np.count_nonzero(op == BARRIER) == 2
+    simulate_ccnuma(wl, CCNUMAConfig())
+
+
+SPLASH3 = os.environ.get("SPLASH3")
+
+
+@pytest.mark.skipif(not SPLASH3 or any(shutil.which(t) is None for t in TOOLS),
+                    reason="set SPLASH3 to a Splash-3 tree (and install gcc make m4 valgrind) to build its FFT")
+def test_splash3_fft_with_four_processes(tmp_path):
+    binary = build("fft", SPLASH3, tmp_path, 4096)
+    facts = record("fft", binary, tmp_path, processes=4, size=4096)
+    wl = read_manifest(tmp_path / "fft.toml")
+    assert len(wl.processes) == 4 and [r.name for r in wl.shared] == ["arena", "globals"]
+    # fft.C: SlaveStart passes seven barriers (start, the three transposes and their
+    # steps, the end), FFT's one lock hands out process ids
+    assert facts["barriers"] == 4 * 7 and facts["acquires"] == 4
+    arena = wl.shared[0]
+    for name in ("x", "trans", "umain2"):
+        (start, end), = wl.structure_ranges([name])
+        assert arena.start <= start < end <= arena.end
+    for p in wl.processes:
+        op, addr = _trace(tmp_path / f"fft-{p.name}.npz")
+        assert np.count_nonzero(op == BARRIER) == 7
+        x = wl.structure_ranges(["x"])[0]
+        assert np.any((op == LOAD) & (addr >= x[0]) & (addr < x[1]))
+
+
+def test_structure_names_come_from_the_assignment():
+    text = "\n".join(["  q_multi[i][j] = (double **) pf_malloc((x), __FILE__, __LINE__);;",
+                      "  G_Memory->f_array = (real *) pf_malloc(n, __FILE__, __LINE__);",
+                      "  PFORCES =",
+                      "      (double ****) pf_malloc(n, __FILE__, __LINE__);",
+                      "  pf_malloc(n, __FILE__, __LINE__);"])
+    assert [structure_name(text, k) for k in (1, 2, 4, 5, 9)] == ["q_multi", "f_array", "PFORCES", "unnamed",
+                                                                "unnamed"]
+
+
+def test_program_sizes_are_checked_before_any_work():
+    for name, size, words in (("fft", 1000, "even power of two"), ("ocean-contig", 100, "2^k + 2"),
+                              ("water-nsq", 100, "cube")):
+        with pytest.raises(ModelError) as err:
+            PROGRAMS[name].command(size, 4)
+        assert err.value.field == "--size" and words in err.value.problem
+
+
+def test_splash_command_refuses_bad_options_in_one_line(run_cli, tmp_path):
+    code, _, err = run_cli("trace", "splash", "fft", "--source", str(tmp_path), "-o", str(tmp_path / "o"),
+                           "--size", "1000")
+    assert code == 2 and "--size" in err and "Traceback" not in err
+    code, _, err = run_cli("trace", "splash", "fft", "--source", str(tmp_path), "-o", str(tmp_path / "o"))
+    assert code == 2 and "--source" in err and "not a Splash-3 tree" in err
+    code, _, err = run_cli("trace", "splash", "nbody", "--source", str(tmp_path), "-o", str(tmp_path / "o"))
+    assert code == 2 and "nbody" in err
