@@ -25,6 +25,11 @@ class ModelError(ValueError):
         self.problem = problem
         super().__init__(printable(f"{field}: {problem}"))
 
+    def __reduce__(self):
+        # pickled with both arguments, so an error raised in a study's worker process
+        # reaches the command line as itself (not as a broken process pool)
+        return type(self), (self.field, self.problem)
+
 
 def printable(text: str) -> str:
     """``text`` with control and other non-printing characters escaped (``\\x1e``), so a

@@ -284,12 +284,14 @@ def _event_queue(P: int) -> tuple:
     return queue, np.zeros((P, 1 << int(math.ceil(math.log2(cap)))), np.int64)
 
 
-def _deadlock(workload: Workload, node) -> ModelError:
-    """Why the processes cannot all finish, naming those that wait."""
+def _deadlock(workload: Workload, node, cut: bool = False) -> ModelError:
+    """Why the processes cannot all finish, naming those that wait (``cut``: the
+    traces were cut by ``references``, which may end a process inside a critical section)."""
     stuck = [p.name for q, p in enumerate(workload.processes) if node[q, K.N_STATUS] in (K.WAIT_LOCK, K.WAIT_BARRIER)]
     return ModelError("workload", "the processes cannot all finish: "
                       + (f"{', '.join(stuck[:4])} wait for a lock never released or a barrier others skip"
-                         if stuck else "a lock released by a process that does not hold it"))
+                         if stuck else "a lock released by a process that does not hold it")
+                      + ("; --references may have cut a process's trace inside a critical section" if cut else ""))
 
 
 def _proxied_ranges(workload: Workload, config: CCNUMAConfig) -> list:
@@ -367,7 +369,7 @@ def simulate_ccnuma(workload: Workload, config: CCNUMAConfig = CCNUMAConfig(),
             what = "read an old value" if code == K.STALE_READ else "stored while another node held the line"
             raise CoherenceViolation(f"protocol {protocol.name}: node {int(glob[K.G_CHECK_FAIL])} {what}")
         else:
-            raise _deadlock(workload, node)
+            raise _deadlock(workload, node, config.references is not None)
     refs.check_barriers()
     start = int(glob[K.G_START])
     execution = int(node[:, K.N_FINISH].max(initial=0)) - start

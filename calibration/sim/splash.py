@@ -424,12 +424,15 @@ def record(name, binary, out, processes: int, size: int | None = None, keep_logs
     env = dict(os.environ, PARMACS_LAYOUT=str(layout_path), PARMACS_ARENA_MB=str(arena_mb))
     t0 = time.perf_counter()
     done = subprocess.run([valgrind, "--tool=lackey", "--trace-mem=yes", f"--log-file={raw}/lackey.%p",
-                           str(binary), *args], input=stdin, capture_output=True, text=True, cwd=raw, env=env)
+                           str(binary), *args], input=stdin, capture_output=True, text=True, cwd=raw, env=env,
+                          start_new_session=True)      # a failing worker kills its process group, not us
     traced = time.perf_counter() - t0
     (out / f"{name}.out").write_text(done.stdout + done.stderr)
     if done.returncode:
-        tail = "; ".join(done.stderr.strip().splitlines()[-3:])
-        raise ModelError("program", f"{name} failed under valgrind (exit {done.returncode}): {tail}")
+        said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()
+                and not line.startswith("==")]
+        raise ModelError("program", f"{name} failed under valgrind (exit {done.returncode}): "
+                                    f"{'; '.join(said[-2:]) or 'no message'} (size {size}, {processes} processes)")
     layout = read_layout(layout_path)
     raw_bytes = sum(f.stat().st_size for f in raw.glob("lackey.*"))
     facts = {"program": name, "size": size, "size_unit": program.size_unit, "processes": processes,

@@ -273,15 +273,14 @@ def main(argv=None) -> int:
     p = OneLineParser(prog="python -m calibration.studies.ccnuma", description=__doc__.split("\n\n")[0])
     p.add_argument("--traces", metavar="DIR", help="the recorded programs (data/traces/record-splash.sh SPLASH3 "
                                                    "DIR); default: the stored 16-process excerpts")
-    p.add_argument("--small", action="store_true", help="a test-sized run: the stored excerpts, each process's "
-                                                        "trace cut to 100,000 references, GE of order 64")
-    p.add_argument("--programs", "--kernels", dest="kernels", default=",".join(PROGRAMS),
+    p.add_argument("--small", action="store_true", help="a test-sized run: the stored excerpts and GE of order 64")
+    p.add_argument("--programs", dest="kernels", default=",".join(PROGRAMS),
                    help="comma-separated: " + ", ".join(PROGRAMS))
     p.add_argument("--references", type=int, metavar="N", help="keep the first N references of each process's "
-                                                               "trace (default: all; --small 100,000)")
+                                                               "trace (default: all)")
     p.add_argument("--csv", metavar="FILE", help="write every row to FILE")
     add_study_options(p)
-    return run_study(p, argv, PROGRAMS, _report, check=_check)
+    return run_study(p, argv, PROGRAMS, _report, check=_check, option="--programs")
 
 
 def _check(args) -> None:
@@ -290,8 +289,6 @@ def _check(args) -> None:
                                      "writes one)")
     if args.references is not None and args.references < 1:
         raise ModelError("--references", f"must be a positive count of references, got {args.references}")
-    if args.small:
-        args.references = args.references or 100_000
 
 
 def _report(args, programs):

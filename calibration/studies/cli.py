@@ -56,11 +56,12 @@ def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentP
 
 
 def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
-              files=("csv", "findings", "results"), check: Callable | None = None) -> int:
+              files=("csv", "findings", "results"), check: Callable | None = None, option: str = "--kernels") -> int:
     """Parse ``argv``, check the kernels against ``kernels``, the output ``files`` (option
     names; ``plot`` also for matplotlib and the format) against existing files and
     ``check(args)`` (the study's own options), all before any work, then ``body(args,
-    kernels)``; 0, or 2 with one line naming the option."""
+    kernels)``; 0, or 2 with one line naming the option (``option``: the one that
+    chooses the kernels)."""
     args = parser.parse_args(argv)
     # the command as the --results page names it (without the output file options)
     args.prog_module = parser.prog.removeprefix("python -m ").strip()
@@ -77,8 +78,9 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
         chosen = [k.strip() for k in args.kernels.split(",") if k.strip()] if kernels else []
         bad = [k for k in chosen if k not in kernels]
         if kernels and (bad or not chosen):
-            raise ModelError("--kernels", f"unknown kernel(s) {', '.join(bad) or '(none given)'}; choose from "
-                                          + ", ".join(kernels))
+            what = option.removeprefix("--").rstrip("s")
+            raise ModelError(option, f"unknown {what}(s) {', '.join(bad) or '(none given)'}; choose from "
+                                     + ", ".join(kernels))
         for name in files:
             if getattr(args, name, None):
                 if name == "plot":

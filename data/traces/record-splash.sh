@@ -26,7 +26,7 @@ if [ "$mode" = "--excerpts" ]; then
     record ocean-noncontig 34 60
     record water-nsq 64 5
     record barnes 256 5
-    record fmm 256 ""
+    record fmm 1024 3
 else
     procs=$mode
     record fft 65536

@@ -249,17 +249,19 @@ def test_simulate_command_line(run_cli, tmp_path):
 def test_study_small_run(capsys):
     from calibration.studies.ccnuma import main
 
-    assert main(["--small", "--nodes", "4", "--kernels", "ge,ocean-contig", "--processes", "1"]) == 0
+    assert main(["--small", "--programs", "ge,fft,ocean-contig", "--processes", "1"]) == 0
     out = capsys.readouterr().out
+    assert "16 nodes; programs: ge 64 matrix order, fft 4,096 points, ocean-contig 34 grid side" in out
     assert "Relative execution time" in out and "] ge-proxies-gain: With basic proxies" in out
-    assert "findings: " in out and " of 10" in out and "ranking of the options agrees" in out
+    assert "Table 1.4), the paper's" in out and "301.6" in out
+    assert "findings: " in out and " of 15" in out and "ranking of the options agrees" in out
 
 
 def test_study_rows_are_the_same_whichever_executor_runs_them():
     from calibration.studies.ccnuma import study
 
-    serial = study(4, small=True, kernels=("ge",), processes=1).drop(columns="seconds")
-    local = study(4, small=True, kernels=("ge",), processes=2).drop(columns="seconds")
+    serial = study(("ge", "fft"), small=True, processes=1).drop(columns="seconds")
+    local = study(("ge", "fft"), small=True, processes=2).drop(columns="seconds")
     assert serial.equals(local)
 
 
@@ -286,15 +288,17 @@ def test_generated_traces_are_cut_into_exact_chunks_lazily(sizes, chunk):
     assert np.concatenate([c.addr for c in out]).tolist() == list(range(sum(sizes))) if out else sum(sizes) == 0
 
 
-def test_study_never_writes_over_a_file_and_names_bad_kernels(tmp_path, capsys):
+def test_study_never_writes_over_a_file_and_names_bad_programs(tmp_path, capsys):
     from calibration.studies.ccnuma import main
 
     csv = tmp_path / "rows.csv"
     csv.write_text("mine\n")
-    assert main(["--small", "--nodes", "4", "--kernels", "ge", "--csv", str(csv)]) == 2
+    assert main(["--small", "--programs", "ge", "--csv", str(csv)]) == 2
     assert "--csv" in capsys.readouterr().err and csv.read_text() == "mine\n"
-    assert main(["--small", "--nodes", "4", "--kernels", "fft"]) == 2
-    assert "--kernels: unknown kernel(s) fft" in capsys.readouterr().err
+    assert main(["--small", "--programs", "nbody"]) == 2
+    assert "--programs: unknown program(s) nbody" in capsys.readouterr().err
+    assert main(["--programs", "fft", "--traces", str(tmp_path)]) == 2
+    assert "--traces: no fft.toml in" in capsys.readouterr().err
 
 
 def test_options_of_another_machine_are_refused_even_when_zero(run_cli):

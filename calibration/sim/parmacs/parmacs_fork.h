@@ -11,6 +11,8 @@
  *   - G_MALLOC is a bump allocator in the arena (64-byte aligned) that logs each block
  *     with the source file and line of the call, so a converter can name the structures;
  *   - CREATE(f, n) forks n - 1 processes that run f and exit; the caller runs f itself;
+ *     a process that exits with an error kills the program's process group (the others
+ *     would wait at a barrier for ever);
  *   - locks, barriers, pauses and condition variables are process-shared pthread objects;
  *   - every synchronisation and the region of interest touch a private marker page
  *     (a one-byte increment at MARK + kind), followed by a one-byte load of the lock or
@@ -29,6 +31,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -153,6 +156,14 @@ void pf_mark(int kind, const volatile void *object) {
   if (object) pf_marker_page[64] = *(const volatile char *)object;  /* the object's identity */
 }
 
+static void pf_on_exit(int status, void *unused) {
+  (void)unused;
+  if (status != 0) {            /* a worker gave up: the others would wait at a barrier forever */
+    fflush(NULL);
+    kill(0, SIGKILL);           /* the program's own process group (the recorder starts it alone) */
+  }
+}
+
 void pf_create(void (*fn)(void), long count) {
   pf_mark(PF_SYNC, 0);
   fflush(NULL);                            /* buffered output is not written twice */
@@ -162,6 +173,7 @@ void pf_create(void (*fn)(void), long count) {
     pid_t pid = fork();
     if (pid < 0) pf_fail("fork");
     if (pid == 0) {
+      on_exit(pf_on_exit, NULL);
       pf_process_id = id;
       pf_arena->pids[id] = getpid();
       pf_layout("process %d %ld\n", id, (long)getpid());
@@ -171,6 +183,7 @@ void pf_create(void (*fn)(void), long count) {
       _exit(0);
     }
   }
+  on_exit(pf_on_exit, NULL);
   pf_mark(PF_END, 0);
   fn();
 }
