@@ -68,10 +68,12 @@ PAPER_QUEUEING = {
 
 def workload_of(program: str, traces=None, nodes: int | None = None, small: bool = False):
     """The workload of ``program``: GE generated for ``nodes`` nodes, the others read from
-    ``traces/NAME.toml`` (default: the stored excerpts)."""
+    ``traces/NAME.toml`` or ``traces/NAME/NAME.toml`` (default: the stored excerpts)."""
     if program == "ge":
         return parallel_kernel("ge", processes=nodes, size=SMALL_GE if small else None)
-    path = Path(traces or STORED) / f"{program}.toml"
+    root = Path(traces or STORED)
+    path = next((p for p in (root / f"{program}.toml", root / program / f"{program}.toml") if p.is_file()),
+                root / f"{program}.toml")
     if not path.is_file():
         raise ModelError("--traces", f"no {path.name} in {path.parent} (data/traces/record-splash.sh SPLASH3 DIR "
                                      "records the programs)")
@@ -279,6 +281,8 @@ def main(argv=None) -> int:
     p.add_argument("--references", type=int, metavar="N", help="keep the first N references of each process's "
                                                                "trace (default: all)")
     p.add_argument("--csv", metavar="FILE", help="write every row to FILE")
+    p.add_argument("--rows", metavar="FILE,...", help="report the rows of earlier --csv files instead of simulating "
+                                                      "(e.g. programs run apart)")
     add_study_options(p)
     return run_study(p, argv, PROGRAMS, _report, check=_check, option="--programs")
 
@@ -287,19 +291,30 @@ def _check(args) -> None:
     if args.traces is not None and not Path(args.traces).is_dir():
         raise ModelError("--traces", f"{args.traces} is not a directory (data/traces/record-splash.sh SPLASH3 DIR "
                                      "writes one)")
+    if args.rows:
+        for path in args.rows.split(","):
+            if not Path(path).is_file():
+                raise ModelError("--rows", f"no such file: {path}")
     if args.references is not None and args.references < 1:
         raise ModelError("--references", f"must be a positive count of references, got {args.references}")
 
 
 def _report(args, programs):
     t0 = time.perf_counter()
-    frame = study(programs, args.traces, args.small, args.references, **runs_options(args))
+    if args.rows:
+        frame = pd.concat([pd.read_csv(path) for path in args.rows.split(",")], ignore_index=True)
+        frame = frame[frame.program.isin(programs)].reset_index(drop=True)
+        if set(frame.columns) < {"program", "buffers", "placement", "proxies", "relative_execution_cycles"}:
+            raise ModelError("--rows", "not the rows of a --csv file of this study")
+    else:
+        frame = study(programs, args.traces, args.small, args.references, **runs_options(args))
     refs = frame.references.sum()
     sizes = frame.drop_duplicates("program")
     print(f"{int(frame.nodes.iloc[0])} nodes; programs: "
           + ", ".join(f"{p} {s:,} {u}" for p, s, u in zip(sizes.program, sizes["size"], sizes.size_unit, strict=True))
           + (f"; each trace cut to {args.references:,} references" if args.references else "")
-          + f"\n{len(frame)} runs, {refs:,} references simulated in {time.perf_counter() - t0:.1f} s\n")
+          + (f"\n{len(frame)} runs read from {args.rows} ({frame.seconds.sum():,.0f} s of simulation)\n" if args.rows
+             else f"\n{len(frame)} runs, {refs:,} references simulated in {time.perf_counter() - t0:.1f} s\n"))
     frame["case"] = frame.placement + "/" + frame.proxies
     for col, title in (("relative_execution_cycles", "Relative execution time, % of ft without proxies on infinite "
                                                      "buffers (Figures 1.5, 1.8)"),

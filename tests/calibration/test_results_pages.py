@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {
-    "ccnuma": ["--small", "--nodes", "4", "--processes", "1"],
+    "ccnuma": ["--small", "--processes", "1"],
     "svm": ["--small", "--nodes", "4", "--events", "100000", "--processes", "1"],
     "cmt": ["--small", "--cycles", "100000", "--slice", "50000"],
     "tpcw": ["--references", "130000"],

@@ -103,9 +103,9 @@ def test_a_tiny_node_controller_speed_names_the_parameter(one_line):
 
 def test_the_ccnuma_study_runs_small_at_its_default_64_nodes(capsys):
     # GE's small problem leaves some of 64 processors without rows: idle, not infinitely fast
-    assert ccnuma_study.main(["--small", "--kernels", "ge", "--processes", "1"]) == 0
+    assert ccnuma_study.main(["--small", "--programs", "ge", "--processes", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("64 nodes; 10 runs")
+    assert out.startswith("64 nodes; programs: ge 64 matrix order\n10 runs")
     assert "ranking of the options agrees" in out         # the model solved every run
 
 
