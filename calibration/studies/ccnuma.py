@@ -38,7 +38,7 @@ from .executor import run_all
 from .findings import Claim, judge
 from mva.arguments import OneLineParser
 
-__all__ = ["CASES", "CLAIMS", "PROGRAMS", "MARKED", "PAPER_QUEUEING", "study", "findings", "main"]
+__all__ = ["CASES", "CLAIMS", "PROGRAMS", "MARKED", "PAPER_QUEUEING", "study", "findings", "ranks_agree", "main"]
 
 #: (buffers, placement, proxies) in the order of the paper's Table 1.4
 CASES = tuple((buf, pl, px) for buf, options in ((None, ("none", "basic")), (8, ("none", "basic", "reactive")))
@@ -263,7 +263,9 @@ def _measure(frame: pd.DataFrame) -> dict:
     return out
 
 
-def _ranks_agree(frame):
+def ranks_agree(frame) -> dict:
+    """{(program, buffers): whether the model orders the options' execution times as the
+    simulator does}."""
     out = {}
     for (k, buf), sub in frame.groupby(["program", "buffers"], sort=False):
         out[(k, buf)] = list(sub.execution_cycles.rank(method="first")) == list(
@@ -330,7 +332,7 @@ def _report(args, programs):
     report_findings(findings(frame), args, "Findings against the paper",
                     "cc-NUMA page placement and proxies (Talbot & Kelly 1999): findings on our machine")
     print()
-    agree = _ranks_agree(frame)
+    agree = ranks_agree(frame)
     print("The ccnuma queueing model against the simulator")
     show = frame[["program", "buffers", "case", "execution_cycles", "model_execution_cycles",
                   "model_error_execution", "remote_read_response", "model_remote_read_response",
