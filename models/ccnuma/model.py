@@ -67,6 +67,20 @@ def _matrix(name, value):
     return tuple(rows)
 
 
+#: The values each group of phases gives (``phases``): the per-class counts.
+PHASE_KEYS = ("transactions", "work", "stall", "queueing", "visits", "demand", "remote_reads", "read_fixed",
+              "read_visits")
+
+
+def _phases(name, value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(p, dict) for p in value):
+        raise ModelError(name, "must be a list of tables, one per group of phases")
+    for k, phase in enumerate(value):
+        if set(phase) != set(PHASE_KEYS):
+            raise ModelError(f"{name}[{k}]", f"needs exactly {', '.join(PHASE_KEYS)}")
+    return tuple(dict(p) for p in value)
+
+
 PARAMETERS = (
     Parameter("transactions", (1.0,), "transactions", "memory transactions per processor", real_list()),
     Parameter("work", (0.0,), "cycles", "cycles of work per processor", real_list()),
@@ -82,6 +96,9 @@ PARAMETERS = (
     Parameter("read_visits", ((0.0,),), "visits", "controller services on remote reads' paths", _matrix),
     Parameter("imbalance", 0.0, "cycles", "barrier overhead: execution time less the processors' mean own time",
               real()),
+    Parameter("phases", (), "", "groups of barrier phases of like intensity, each a table of the per-class "
+              "counts above (transactions ... read_visits), solved one by one (empty: the run's phase sums)",
+              lambda name, value: _phases(name, value)),
     Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy; 1e-6 to 1e6)", real(1e-6, 1e6)),
     Parameter("method", "auto", "", "MVA method: auto, exact, linearizer, schweitzer",
               choice("auto", "exact", "linearizer", "schweitzer"), role="solver"),
@@ -98,6 +115,13 @@ class CCNUMA(ParameterisedModel):
     def check(self):
         v = self.values
         P = len(v["transactions"])
+        for k, phase in enumerate(v["phases"]):
+            try:
+                group = CCNUMA({**phase, "node_demand": ()})
+            except ModelError as exc:
+                raise ModelError(f"phases[{k}].{exc.field}", exc.problem) from None
+            if len(group.values["transactions"]) != P:
+                raise ModelError(f"phases[{k}]", f"needs {P} classes, as transactions")
         for name in ("work", "stall", "queueing", "remote_reads", "read_fixed"):
             if len(v[name]) != P:
                 raise ModelError(name, f"needs {P} values (one per processor, as transactions), got {len(v[name])}")
@@ -105,11 +129,12 @@ class CCNUMA(ParameterisedModel):
             if len(v[name]) != P:
                 raise ModelError(name, f"needs {P} x {P} values, got {len(v[name])} rows")
 
-    def network(self):
-        """The closed network: one class per processor, one centre per controller."""
+    def network(self, counts: dict | None = None):
+        """The closed network: one class per processor, one centre per controller, from
+        the run's phase sums or ``counts`` (one of ``phases``)."""
         from mva import Network, Station
 
-        v = self.values
+        v = {**self.values, **(counts or {})}
         T = np.maximum(np.asarray(v["transactions"], float), 1.0)
         D = np.asarray(v["demand"], float) / T[:, None]
         Z = (np.asarray(v["work"], float) + np.asarray(v["stall"], float) - np.asarray(v["queueing"], float)) / T
@@ -130,31 +155,40 @@ class CCNUMA(ParameterisedModel):
 
     @timed
     def solve(self) -> ModelSolution:
+        v = self.values
+        parts = [self._cycles(phase) for phase in v["phases"]] or [self._cycles(None)]
+        own = sum(part[0] for part in parts)                         # cycles per processor
+        execution = float(own.mean() + v["imbalance"])
+        reads = sum(part[2] for part in parts)
+        mean_response = float(sum((part[1] * part[2]).sum() for part in parts) / reads.sum()) if reads.sum() > 0 \
+            else 0.0
+        node_demand = np.asarray(v["node_demand"] if v["node_demand"] else v["demand"], float) / v["nc_speed"]
+        util = (node_demand / np.maximum(own, 1e-300)[:, None]).sum(axis=0)   # forced flow, node by node
+        hot = int(np.argmax(util))
+        outputs = {"execution_cycles": execution, "remote_read_response_cycles": mean_response,
+                   "hot_node": hot, "hot_node_utilization": float(util[hot]),
+                   "utilization": {f"nc{n}": float(u) for n, u in enumerate(util)}}
+        messages = list(dict.fromkeys(part[3] for part in parts if part[3]))
+        message = "; ".join(messages) + (f" ({len(parts)} groups of phases)" if v["phases"] and messages else "")
+        return ModelSolution(model=self.name or "ccnuma", kind=self.kind, outputs=outputs, message=message,
+                             units={"execution_cycles": "cycles", "remote_read_response_cycles": "cycles"})
+
+    def _cycles(self, counts: dict | None):
+        """MVA on the run's sums or one group of phases: (own cycles per processor, remote-
+        read response per processor, its remote reads, the solver's accuracy note)."""
         from mva import solve
 
-        v = self.values
+        v = {**self.values, **(counts or {})}
         T = np.maximum(np.asarray(v["transactions"], float), 1.0)
-        net = self.network()
+        net = self.network(counts)
         r = solve(net, method=v["method"])
         R = np.asarray(r.residence_time, float)                      # stations x classes, per cycle
         D = np.array([s.demand for s in net.stations], float)         # stations x classes
         V = np.asarray(v["visits"], float).T / T[None, :]             # visits per cycle
         wait = np.where(V > 0, (R - D) / np.maximum(V, 1e-300), 0.0)  # queueing per visit
         cycle = R.sum(axis=0) + np.asarray(net.think_time, float)
-        own = T * cycle
-        execution = float(own.mean() + v["imbalance"])
         reads = np.asarray(v["remote_reads"], float)
         per_read = np.asarray(v["read_visits"], float).T / np.maximum(reads, 1.0)[None, :]
         response = np.asarray(v["read_fixed"], float) + (per_read * wait).sum(axis=0)
-        mean_response = float((response * reads).sum() / reads.sum()) if reads.sum() > 0 else 0.0
-        X = np.asarray(r.throughput, float)
-        per_cycle = (np.asarray(v["node_demand"], float) if v["node_demand"] else np.asarray(v["demand"], float)) \
-            / T[:, None] / v["nc_speed"]
-        util = (per_cycle * X.reshape(-1, 1)).sum(axis=0)          # forced flow, node by node
-        hot = int(np.argmax(util))
-        outputs = {"execution_cycles": execution, "remote_read_response_cycles": mean_response,
-                   "hot_node": hot, "hot_node_utilization": float(util[hot]),
-                   "utilization": {f"nc{n}": float(u) for n, u in enumerate(util)}}
-        message = r.accuracy or ""
-        return ModelSolution(model=self.name or "ccnuma", kind=self.kind, outputs=outputs, message=message,
-                             units={"execution_cycles": "cycles", "remote_read_response_cycles": "cycles"})
+        busy = np.asarray(net.population) > 0
+        return np.where(busy, T * cycle, 0.0), response, reads, r.accuracy or ""

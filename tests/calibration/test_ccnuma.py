@@ -3,6 +3,7 @@ the study: hand traces for placement, bounces, proxies and combining; the checki
 on random traces and against broken directory tables."""
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -366,3 +367,23 @@ def test_basic_proxies_route_only_the_marked_structures():
     with pytest.raises(ModelError) as err:
         run("C")
     assert err.value.field == "proxied" and "has no structure C" in err.value.problem
+
+
+def test_model_on_groups_of_phases_follows_the_bursts_of_fft():
+    # FFT's transposes send every node's reads in bursts between quiet phases: one sum
+    # over the run averages the bursts away, the groups of like phases keep them
+    from calibration.profiles.ccnuma import model_values
+    from calibration.sim.workload import read_manifest
+    from models.ccnuma import CCNUMA
+
+    r = simulate_ccnuma(read_manifest(Path(__file__).parents[2] / "data" / "traces" / "splash" / "fft.toml"),
+                        CCNUMAConfig())
+    values = model_values(r)
+    assert len(values["phases"]) > 1
+    for name in ("transactions", "remote_reads", "work"):
+        assert sum(sum(g[name]) for g in values["phases"]) == r.totals[name]
+    grouped = CCNUMA(values).solve().outputs["remote_read_response_cycles"]
+    summed = CCNUMA({**values, "phases": []}).solve().outputs["remote_read_response_cycles"]
+    sim = r.remote_read_response_cycles
+    assert abs(grouped / sim - 1) < 0.05
+    assert summed / sim - 1 < -0.15
