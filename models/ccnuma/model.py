@@ -16,8 +16,14 @@ the counts phase by phase with each phase's busiest controller as centre 0.  Bar
 keep phases apart in time, so a request queues only with requests of its own phase; a
 hot spot that moves from phase to phase (GE's pivot row, on a new home every other
 step) is then one centre that every phase loads, where a whole-run sum would spread
-it over the homes and the model would miss the queue.  ``node_demand`` (requester x
-node, not aligned) gives each node's utilisation and the hot node.
+it over the homes and the model would miss the queue.  The same sums are kept per
+group of phases of like intensity (``phases``: transactions per cycle within a factor
+1.5), and each group is solved as its own network: a program that communicates in
+bursts between quiet phases (FFT's transposes) queues in the bursts, which one sum
+over the run averages away.  Execution time is then the groups' times summed, the
+remote-read response their responses weighted by their remote reads.  ``node_demand``
+(requester x node, not aligned) gives each node's utilisation (forced flow over the
+run) and the hot node.
 
 Everything else a transaction costs (network latency and gaps, and the work between
 transactions) is the class's think time::
