@@ -242,9 +242,16 @@ class _Tables:
             glob[K.G_PAGES] = 0
 
 
-#: Barrier phases whose transaction intensities (transactions per cycle of the
-#: processors' own time) are within this factor of each other share a group (_Phases).
+#: Barrier phases share a group (_Phases) when their transaction intensities
+#: (transactions per cycle of the processors' own time) and their concentrations (the
+#: busiest controller's share of the phase's controller cycles) fall in the same bins
+#: of this factor.
 PHASE_GROUP_FACTOR = 1.5
+
+
+def _bin(x: float) -> int:
+    """The logarithmic bin of ``x`` > 0 at :data:`PHASE_GROUP_FACTOR`."""
+    return int(math.floor(math.log(x) / math.log(PHASE_GROUP_FACTOR)))
 
 
 class _Phases:
@@ -254,12 +261,14 @@ class _Phases:
     their own phase, and a hot spot that moves from phase to phase (GE's pivot row)
     stays one hot spot instead of being averaged away over the run.
 
-    The same sums are also kept per group of phases of like intensity (transactions per
-    cycle of own time, within :data:`PHASE_GROUP_FACTOR`), with each node's counters
-    (``groups``: {group: [visits, demand, read visits, counters]}): a program whose
-    transposes come in bursts between quiet phases queues in the bursts, which one sum
-    over the run averages away (FFT's remote reads: MVA 65% low on the run's sums, 1%
-    on its phases)."""
+    The same sums are also kept per group of like phases (transactions per cycle of own
+    time, and the busiest controller's share of the phase's controller cycles, each in
+    bins of :data:`PHASE_GROUP_FACTOR`), with each node's counters (``groups``: {group:
+    [visits, demand, read visits, counters]}): a program whose transposes come in bursts
+    between quiet phases queues in the bursts, which one sum over the run averages away
+    (FFT's remote reads at 64 nodes: MVA 65% low on the run's sums, 1% on its groups),
+    and a phase that loads one home apart from phases that spread their load (FMM under
+    first-touch: 21% high on intensity alone, 4% with the share too)."""
 
     def __init__(self, vis, demand, rvis, stats):
         self.live = (vis, demand, rvis, stats)
@@ -280,8 +289,9 @@ class _Phases:
         own = counts[:, K.C_WORK].sum() + counts[:, K.C_STALL].sum()
         if own > 0:
             transactions = counts[:, K.C_TRANSACTIONS].sum()
-            key = -1 if transactions == 0 else int(math.floor(math.log(transactions / own)
-                                                              / math.log(PHASE_GROUP_FACTOR)))
+            per_node = phase[1].sum(axis=0)
+            share = per_node.max() / per_node.sum() if per_node.sum() > 0 else 1.0
+            key = (-1, 0) if transactions == 0 else (_bin(transactions / own), _bin(share))
             group = self.groups.setdefault(key, [np.zeros_like(a) for a in aligned])
             for total, a in zip(group, aligned, strict=True):
                 total += a

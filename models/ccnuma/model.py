@@ -17,8 +17,9 @@ keep phases apart in time, so a request queues only with requests of its own pha
 hot spot that moves from phase to phase (GE's pivot row, on a new home every other
 step) is then one centre that every phase loads, where a whole-run sum would spread
 it over the homes and the model would miss the queue.  The same sums are kept per
-group of phases of like intensity (``phases``: transactions per cycle within a factor
-1.5), and each group is solved as its own network: a program that communicates in
+group of like phases (``phases``: transactions per cycle, and the busiest controller's
+share of the phase's controller cycles, each within a factor 1.5), and each group is
+solved as its own network: a program that communicates in
 bursts between quiet phases (FFT's transposes) queues in the bursts, which one sum
 over the run averages away.  Execution time is then the groups' times summed, the
 remote-read response their responses weighted by their remote reads.  ``node_demand``
@@ -102,7 +103,7 @@ PARAMETERS = (
     Parameter("read_visits", ((0.0,),), "visits", "controller services on remote reads' paths", _matrix),
     Parameter("imbalance", 0.0, "cycles", "barrier overhead: execution time less the processors' mean own time",
               real()),
-    Parameter("phases", (), "", "groups of barrier phases of like intensity, each a table of the per-class "
+    Parameter("phases", (), "", "groups of like barrier phases, each a table of the per-class "
               "counts above (transactions ... read_visits), solved one by one (empty: the run's phase sums)",
               lambda name, value: _phases(name, value)),
     Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy; 1e-6 to 1e6)", real(1e-6, 1e6)),
