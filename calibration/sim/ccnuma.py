@@ -56,7 +56,7 @@ from . import _ccnuma_kernel as K
 from .directory import DIRECTORY, DirectoryProtocol
 from .machine import (MAX_CYCLES_PER_REFERENCE, PRIVATE_SHIFT, CoherenceViolation, RawReferences, check_cache_memory,
                       check_run_options)
-from .options import option
+from .options import option, split_names
 from .workload import Workload
 from mva.jit import clock, seconds_since
 
@@ -105,9 +105,8 @@ class CCNUMAConfig:
                                        "manifest's [[structure]] tables (default: every shared range)", kind="names")
 
     def __post_init__(self):
-        if self.proxied is not None and (not isinstance(self.proxied, str) or not all(
-                n.strip() for n in self.proxied.split(","))):
-            raise ModelError("proxied", f"must be comma-separated structure names, got {self.proxied!r}")
+        if self.proxied is not None:
+            split_names("proxied", self.proxied)
         if self.placement not in PLACEMENTS:
             raise ModelError("placement", f"must be first-touch or round-robin, got {self.placement!r}")
         if self.proxies not in PROXIES:
@@ -273,8 +272,12 @@ class _Phases:
     def __init__(self, vis, demand, rvis, stats):
         self.live = (vis, demand, rvis, stats)
         self.last = tuple(a.copy() for a in self.live)
-        self.sums = tuple(np.zeros_like(a) for a in self.live[:3])
         self.groups = {}
+
+    @property
+    def sums(self) -> tuple:
+        """The three matrices summed over every phase (the groups' sums)."""
+        return tuple(sum((g[i] for g in self.groups.values()), np.zeros_like(self.live[i])) for i in range(3))
 
     def fold(self):
         """Add the phase that ends now."""
@@ -283,19 +286,18 @@ class _Phases:
         hot = int(np.argmax(phase[1].sum(axis=0)))
         order[0], order[hot] = hot, 0
         aligned = tuple(a[:, order] for a in phase[:3]) + (phase[3],)
-        for total, a in zip(self.sums, aligned, strict=False):
-            total += a
         counts = phase[3]
         own = counts[:, K.C_WORK].sum() + counts[:, K.C_STALL].sum()
-        if own > 0:
-            transactions = counts[:, K.C_TRANSACTIONS].sum()
-            per_node = phase[1].sum(axis=0)
-            share = per_node.max() / per_node.sum() if per_node.sum() > 0 else 1.0
-            key = (-1, 0) if transactions == 0 else (_bin(transactions / own), _bin(share))
-            group = self.groups.setdefault(key, [np.zeros_like(a) for a in aligned])
-            for total, a in zip(group, aligned, strict=True):
-                total += a
+        transactions = counts[:, K.C_TRANSACTIONS].sum()
         self.last = tuple(a.copy() for a in self.live)
+        if own == 0 and not any(a.any() for a in aligned):
+            return                              # an empty phase (e.g. two barriers in a row)
+        per_node = phase[1].sum(axis=0)
+        share = per_node.max() / per_node.sum() if per_node.sum() > 0 else 1.0
+        key = (-1, 0) if transactions == 0 or own == 0 else (_bin(transactions / own), _bin(share))
+        group = self.groups.setdefault(key, [np.zeros_like(a) for a in aligned])
+        for total, a in zip(group, aligned, strict=True):
+            total += a
 
 
 def _caches(config: CCNUMAConfig, P: int) -> tuple:
@@ -334,7 +336,7 @@ def _proxied_ranges(workload: Workload, config: CCNUMAConfig) -> list:
     """The byte ranges whose reads basic proxies route: the structures ``config.proxied``
     names, else the workload's own choice (``meta["proxied"]``), else every shared range."""
     if config.proxied is not None:
-        return workload.structure_ranges([n.strip() for n in config.proxied.split(",")], "proxied")
+        return workload.structure_ranges(split_names("proxied", config.proxied), "proxied")
     marked = workload.meta.get("proxied")
     return [(r.start, r.end) for r in workload.shared] if marked is None else marked
 

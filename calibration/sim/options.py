@@ -73,10 +73,7 @@ class Option:
         if self.kind in ("size", "float", "int"):
             return self._number(label, value)
         if self.kind == "names":
-            names = [n.strip() for n in str(value).split(",")]
-            if not all(names):
-                raise ModelError(label, f"expected comma-separated names, got {value!r}")
-            return ",".join(names)
+            return ",".join(split_names(label, value))
         text = str(value).lower()
         if text not in self.choices:
             raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")
@@ -107,6 +104,15 @@ class Option:
                      else f"at least {show(self.low)}" if self.low is not None else f"at most {show(high)}")
             raise ModelError(label, f"must be {bound}{unit}, got {value!r}")
         return number
+
+
+def split_names(label: str, value) -> list:
+    """The names of a comma-separated list (spaces around them dropped); a
+    :class:`ModelError` naming ``label`` for an empty name or a value that is no text."""
+    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else []
+    if not names or not all(names):
+        raise ModelError(label, f"expected comma-separated names, got {value!r}")
+    return names
 
 
 def option(default, help: str, unit: str = "", kind: str = "int", choices: tuple = (), low=None, high=None):

@@ -317,6 +317,9 @@ def _structures(layout: Layout, build_dir: Path) -> list:
     return [tuple(m) for m in sorted(merged, key=lambda m: m[1])]
 
 
+#: What :func:`convert_process` counts in a converted trace.
+COUNTS = ("references", "instructions", "barriers", "acquires", "releases")
+
 # conversion state (numba kernel)
 _EMIT, _DROP, _AWAIT, _BEFORE_ROI, _FINISHED = range(5)
 
@@ -383,7 +386,7 @@ def convert_process(lackey_path, npz_path, marker: tuple, main: bool, phases: in
     processes still meet at every barrier).  Returns counts of references and markers."""
     state = np.array([_BEFORE_ROI if main else _DROP, 0, 0, 0, 0, phases or 0], np.int64)
     lo, hi = np.uint64(marker[0]), np.uint64(marker[1])
-    counts = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
+    counts = dict.fromkeys(COUNTS, 0)
 
     def chunks():
         for c in read_lackey(lackey_path):
@@ -454,7 +457,7 @@ def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, fa
     """Write ``out/NAME.toml`` and one ``NAME-pK.npz`` per process from the lackey logs in
     ``raw`` (``lackey.PID``); returns the conversion's facts."""
     t0 = time.perf_counter()
-    totals = {"references": 0, "instructions": 0, "barriers": 0, "acquires": 0, "releases": 0}
+    totals = dict.fromkeys(COUNTS, 0)
     per_process = []
     for pid_number, pid in layout.pids.items():
         log = raw / f"lackey.{pid}"
