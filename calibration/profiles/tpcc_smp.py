@@ -120,18 +120,24 @@ def observations() -> tuple[pd.DataFrame, dict]:
 
 
 def calibrate(unknowns=UNKNOWNS, loss: str = "linear", loss_scale: float = 0.1,
-              observed=None) -> TPCCCalibration:
+              observed=None, fixed: dict | None = None) -> TPCCCalibration:
     """Fit ``unknowns`` (``NAME=LOW:HIGH`` strings) on Tables 10 and 12, then solve every
     published case with the fitted values.  ``loss`` is scipy's (``linear`` = least
     squares; ``soft_l1``, ``huber``, ``cauchy``, ``arctan`` down-weight rows the model
     cannot meet), ``loss_scale`` the relative residual where that starts.  ``observed``
     is a calibration table (a CSV path whose ``file`` column names model files) to use
-    instead of :func:`observations`."""
+    instead of :func:`observations`; ``fixed`` are model values held in every case (e.g.
+    ``{"model.cpu_centre": "paper"}``)."""
     from models.tpcc_smp.report import reproduce
 
+    fixed = dict(fixed or {})
     frame, documents = observations() if observed is None else (observed, None)
+    if documents is not None:
+        documents = {name: {**doc, **fixed} for name, doc in documents.items()}
+    elif fixed:
+        raise ValueError("fixed values apply to the packaged observations only; put them in the model files")
     result = fit(None, frame, list(unknowns), loss=loss, loss_scale=loss_scale, documents=documents)
-    rep = reproduce(result.values, classes=False)
+    rep = reproduce({**fixed, **result.values}, classes=False)
     return TPCCCalibration(result, rep.tpmc, rep.utilization, rep.conclusions)
 
 

@@ -104,11 +104,11 @@ def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk,
 @jit
 def _excess(x, n, base, queue, ctx):
     """g(x) of :func:`solve_one`; ``ctx`` packs the case's fixed arguments of
-    :func:`device_dynamic` and a 1-entry rate buffer."""
-    static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate = ctx
+    :func:`device_dynamic`, a 1-entry rate buffer and the memory share."""
+    static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share = ctx
     rate[0] = x
     state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
-    total = base + (state[0][0] * (1.0 + queue[0]) + state[1][0] * (1.0 + queue[1])
+    total = base + (share * state[0][0] * (1.0 + queue[0]) + share * state[1][0] * (1.0 + queue[1])
                     + state[4][0] * (1.0 + queue[2]))
     # a saturated device (U >= 1 at this trial rate) has infinite demand: the rate is too high
     return n / total - x if np.isfinite(total) else -x
@@ -116,8 +116,12 @@ def _excess(x, n, base, queue, ctx):
 
 @jit
 def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, bus_of_disk,
-              n_buses, times, mode, tol, max_iter):
+              n_buses, times, mode, share, tol, max_iter):
     """Section 3.2's MVA over n = 1..N for one case, the fixed point solved at each n.
+
+    ``share`` is the part of the memory bus's and memory's demands that resides at
+    those centres (1 for the paper's structure; the disk transfers' part when the CPU
+    centre holds the processors' miss stalls); utilisations count the whole demand.
 
     At population n, ``g(x) = f(x) - x`` with ``f(x) = n / (Z + R_cpu(n) + sum_i D_i(x)
     (1 + Q_i(n-1)))``.  Demands grow with load, so f decreases, g' = f' - 1 <= -1, and the
@@ -146,7 +150,7 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     x_before = 0.0
     work = workspace(1, n_buses, reads.shape[1])
     rate = np.zeros(1)
-    ctx = (static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate)
+    ctx = (static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share)
     r = np.zeros(3)
     state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
     evaluations = 0
@@ -208,8 +212,8 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
                 unsolved += 1
         rate[0] = x
         state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
-        r[0] = state[0][0] * (1.0 + queue[0])
-        r[1] = state[1][0] * (1.0 + queue[1])
+        r[0] = share * state[0][0] * (1.0 + queue[0])
+        r[1] = share * state[1][0] * (1.0 + queue[1])
         r[2] = state[4][0] * (1.0 + queue[2])
         for i in range(3):
             queue[i] = x * r[i]
@@ -234,13 +238,13 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
 
 @jit
 def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest):
+                bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest):
     """Case ``b`` of a batch, written into row ``b`` of the outputs."""
     d = n_disks[b]
     max_buses = util.shape[1] - 3 - reads.shape[1]
     res, state, low = solve_one(terminals[b], think[b], cpu_demand[b], inv_alpha[b], cpu_memory[b:b + 1],
                                 disk_memory[b:b + 1], reads[b:b + 1, :d], writes[b:b + 1, :d],
-                                bus_of_disk[b, :d], n_buses[b], times[b], mode[b], tol[b], max_iter)
+                                bus_of_disk[b, :d], n_buses[b], times[b], mode[b], share[b], tol[b], max_iter)
     out[b] = res
     util[b, 0] = state[5]
     util[b, 1] = state[6]
@@ -267,7 +271,7 @@ def _outputs(n_buses, n_disk_columns):
 
 @jit
 def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                bus_of_disk, n_buses, times, mode, tol, max_iter):
+                bus_of_disk, n_buses, times, mode, share, tol, max_iter):
     """:func:`solve_one` for B cases in one compiled loop; device arrays padded to the
     largest case (``n_disks``, ``n_buses`` say how much of each row is real).  One thread:
     single solves and small batches (and it compiles in seconds).
@@ -282,17 +286,17 @@ def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory
     out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
     for b in range(terminals.shape[0]):
         _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
-                    n_disks, bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest)
+                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest)
     return out, util, demand, lowest
 
 
 @jit(parallel=True)
 def solve_batch_parallel(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                         bus_of_disk, n_buses, times, mode, tol, max_iter):
+                         bus_of_disk, n_buses, times, mode, share, tol, max_iter):
     """:func:`solve_batch` on every core (numba ``prange``), for sweeps; the cases are
     independent and each runs :func:`_solve_case`, so the numbers are the same."""
     out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
     for b in prange(terminals.shape[0]):
         _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
-                    n_disks, bus_of_disk, n_buses, times, mode, tol, max_iter, out, util, demand, lowest)
+                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest)
     return out, util, demand, lowest

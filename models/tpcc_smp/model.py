@@ -61,7 +61,7 @@ from . import _kernels, data
 from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
 from .outputs import OUTPUT_UNITS
 
-__all__ = ["TPCCSMP", "PARAMETERS", "CALIBRATED", "PAPER_INPUTS", "with_inputs", "disk_visit_scale_from_table12",
+__all__ = ["TPCCSMP", "PARAMETERS", "CALIBRATED", "CALIBRATED_PAPER_CENTRE", "PAPER_INPUTS", "with_inputs", "disk_visit_scale_from_table12",
            "class_populations"]
 
 
@@ -96,12 +96,18 @@ def disk_visit_scale_from_table12() -> float:
 
 #: Defaults fitted on the paper's Tables 10 (tpmC of C1 with 1-4 CPUs) and 12 (device
 #: utilisations of C2-C6) by ``python -m calibration.studies.tpcc`` (least squares on relative
-#: residuals, 29 values): cpu.cpi 10.3473 (95% interval 1.72-18.97), disk_visit_scale
-#: 0.0459675 (0.0258-0.0662).  With them Table 10 is met within 7.2% mean (14.1% max) and
-#: the held-out tpmC of Tables 11, 13-17 within 7.5% mean (19.1% max), and one CPU to two
-#: is the large step the paper reports; Table 6 at Table 7's CPI of 1 (``model.inputs =
-#: "table6"``) makes the I/O centre the bottleneck from one CPU on, so CPUs do not matter.
-CALIBRATED = {"cpu.cpi": 10.35, "workload.disk_visit_scale": 0.04597}
+#: residuals, 29 values) with the stalling CPU centre: cpu.cpi 6.37485 (95% interval
+#: -1.62-14.37), disk_visit_scale 0.047154 (0.0244-0.0699).  Table 10 is then met within
+#: 7.7% mean (17.0% max), the held-out tpmC of Tables 11, 13-17 within 8.5% mean (21.2%
+#: max).  Table 6 at Table 7's CPI of 1 (``model.inputs = "table6"``) makes the I/O centre
+#: the bottleneck from one CPU on, so CPUs do not matter.
+CALIBRATED = {"cpu.cpi": 6.375, "workload.disk_visit_scale": 0.04715}
+
+#: The same fit with the paper's CPU centre (``model.cpu_centre = "paper"``): cpu.cpi
+#: 10.3473 (1.72-18.97), disk_visit_scale 0.0459675 (0.0258-0.0662); Table 10 within 7.2%
+#: mean (14.1% max), held out 7.5% (19.1%).  Applied in place of :data:`CALIBRATED` when
+#: that centre is chosen, so the reproduction of Tables 10-18 stays the paper's model.
+CALIBRATED_PAPER_CENTRE = {"cpu.cpi": 10.35, "workload.disk_visit_scale": 0.04597}
 
 
 def _parameters() -> tuple[Parameter, ...]:
@@ -116,7 +122,8 @@ def _parameters() -> tuple[Parameter, ...]:
         P("disks", 1, "disks", "disks in all (Table 9; the paper's K x L)", integer(1, 4096)),
         P("cpu.clock", data.CLOCK_HZ, "Hz", "processor clock (Table 7: 200 MHz); converts cycles to seconds", pos),
         P("cpu.cpi", CALIBRATED["cpu.cpi"], "cycles/instruction", "effective cycles per instruction of the CPU "
-          "centre, fitted on Tables 10 and 12 (Table 7's S_CPU is 1: model.inputs = table6)", pos),
+          "centre, fitted on Tables 10 and 12 (with model.cpu_centre = paper: 10.35; Table 7's S_CPU is 1: "
+          "model.inputs = table6)", pos),
         P("cpu.cache_hit_rate", 0.9, "fraction", "share of memory references that hit the cache "
           "(section 4.3 rule of thumb: 90%)", real(0.0, 1.0)),
         P("cpu.sync_efficiency", 1.0, "fraction", "eta: the m-th concurrently busy CPU adds eta^(m-1) of a CPU "
@@ -158,6 +165,10 @@ def _parameters() -> tuple[Parameter, ...]:
         P("model.inputs", "calibrated", "", "calibrated (cpu.cpi and workload.disk_visit_scale fitted on Tables "
           "10 and 12) or table6 (the paper's inputs as printed: Table 7's 1 cycle per instruction, disk visits "
           "scaled by Table 12 C2)", choice("calibrated", "table6")),
+        P("model.cpu_centre", "stalling", "", "stalling (the processors, memory bus and memory as one "
+          "flow-equivalent centre in which a processor waiting for a line runs nothing else) or paper (eq. 3.3-3.6: "
+          "the CPUs and memory bus aggregated, the memory a separate centre, so one transaction's miss stalls "
+          "overlap others' computing)", choice("stalling", "paper")),
         P("model.classes", "single", "", "single (the paper's one class) or transaction (five classes, "
           "exact multi-class MVA)", choice("single", "transaction")),
         P("solver.tol", 1e-10, "relative", "fixed-point tolerance on throughput", real(0.0, 0.1, strict=True),
@@ -176,17 +187,24 @@ PAPER_INPUTS = {"cpu.cpi": float(data.service_times()["S_CPU"]),
 
 
 def with_inputs(values: dict) -> dict:
-    """``values`` with ``model.inputs`` applied: under ``table6`` the calibrated defaults of
-    :data:`CALIBRATED` become :data:`PAPER_INPUTS`; another value given for one of them
-    conflicts (ModelError naming it) rather than being replaced silently."""
-    if values.get("model.inputs") != "table6":
+    """``values`` (every parameter) with ``model.inputs`` and ``model.cpu_centre`` applied
+    to the inputs left at their defaults (a value equal to :data:`CALIBRATED`'s counts
+    as not given).  Under ``table6`` they become :data:`PAPER_INPUTS`, and another value
+    given for one of them conflicts (ModelError naming it) rather than being replaced
+    silently; calibrated with the paper's centre, :data:`CALIBRATED_PAPER_CENTRE`."""
+    table6 = values.get("model.inputs") == "table6"
+    if not table6 and values.get("model.cpu_centre") != "paper":
         return values
+    chosen = PAPER_INPUTS if table6 else CALIBRATED_PAPER_CENTRE
     values = dict(values)
-    for name, paper in PAPER_INPUTS.items():
-        if values[name] not in (CALIBRATED[name], paper):
-            raise ModelError(name, f"model.inputs = table6 sets it to {paper:.6g} (the paper's input); "
+    for name, value in chosen.items():
+        if values[name] == CALIBRATED[name]:
+            values[name] = value
+        elif table6 and values[name] not in (value, CALIBRATED_PAPER_CENTRE[name]):
+            raise ModelError(name, f"model.inputs = table6 sets it to {value:.6g} (the paper's input); "
                                    f"drop one of the two")
-        values[name] = paper
+        elif table6:
+            values[name] = value
     return values
 
 #: Units of the outputs: tpmC counts New-Order transactions per minute (eq. 3.10); the
@@ -333,30 +351,44 @@ class TPCCSMP(ModelKind):
     # --- the CPU centre -------------------------------------------------------------
 
     def cpu_subnetwork(self) -> Network:
-        """The CPU / cache / memory-bus subnetwork whose Norton aggregate is the CPU centre.
+        """The subnetwork whose Norton aggregate is the CPU centre (s per mix-weighted transaction).
 
-        Per mix-weighted transaction: k CPUs executing ``V_CPU x CPI`` cycles, the m-th busy
-        CPU adding ``eta^(m-1)`` of a CPU; every cache miss, ``(1 - hit rate)`` of the
-        Table 6 memory references, crosses the split-transaction bus (request + reply).
-        Seconds.  The memory itself is left out: it is a centre of the main model (eq. 3.6)
-        and would otherwise be counted twice.  The bus is in both, as in the paper, whose
-        measured rates (Fig. 5, values not in the text) include every stall.
+        ``model.cpu_centre = "stalling"`` (default): one customer per busy processor, so the
+        network is solved for 1..k customers and the centre's rate stays at k's beyond.
+        Each customer computes (``V_CPU x CPI`` cycles: a delay station, every busy
+        processor its own) and stalls on its cache misses, ``(1 - hit rate)`` of the
+        Table 6 memory references, each crossing the split-transaction bus (request +
+        reply) and the memory.  A transaction waiting for a line holds its processor: the
+        stall is part of the centre, not a separate centre other transactions compute
+        beside.  The m-th busy processor adds ``eta^(m-1)`` of a processor's progress.
+
+        ``"paper"``: k CPUs (an ``ld`` station, the m-th busy one adding ``eta^(m-1)``)
+        and the bus; the memory is left out because it is a centre of the main model
+        (eq. 3.6) and would otherwise be counted twice.  The bus is in both, as in the
+        paper, whose measured rates (Fig. 5, values not in the text) include every stall.
         """
         v = self.values
         w = self.workload()
         clock, k, eta = v["cpu.clock"], v["cpus"], v["cpu.sync_efficiency"]
-        capacity = np.cumsum(eta ** np.arange(k))
         misses = float(w.cpu_memory_visits[0])
-        stations = [Station("cpus", "ld", [w.cpu_instructions[0] * v["cpu.cpi"] / clock], capacity=capacity),
-                    Station("memory_bus", "queue",
-                            [misses * (v["memory_bus.request_latency"] + v["memory_bus.reply_latency"]) / clock])]
+        compute = w.cpu_instructions[0] * v["cpu.cpi"] / clock
+        bus = Station("memory_bus", "queue",
+                      [misses * (v["memory_bus.request_latency"] + v["memory_bus.reply_latency"]) / clock])
+        if v["model.cpu_centre"] == "stalling":
+            stations = [Station("processors", "delay", [compute]), bus,
+                        Station("memory", "queue", [misses * v["memory.latency"] / clock])]
+        else:
+            capacity = np.cumsum(eta ** np.arange(k))
+            stations = [Station("cpus", "ld", [compute], capacity=capacity), bus]
         return Network(stations, population=[1], name="cpu subnetwork")
 
     def cpu_station(self) -> Station:
         """The CPU FESC for the mix-weighted transaction: an ``ld`` station (s).
 
         From ``cpu.rate`` (mu(j) in instructions per cycle, eq. 3.3) when given, else by
-        Norton aggregation of :meth:`cpu_subnetwork` for j = 1..N.
+        Norton aggregation of :meth:`cpu_subnetwork`: for j = 1..N transactions under
+        ``paper``; under ``stalling`` for the min(j, k) that hold a processor (the rest
+        wait for one), with the synchronisation loss applied per busy processor.
         """
         return _cpu_station_cached(self, tuple(hashable(self.values[k]) for k in CPU_KEYS))
 
@@ -367,7 +399,27 @@ class TPCCSMP(ModelKind):
         if rates:
             mu = np.asarray(rates, dtype=float)
             return Station("cpu", "ld", [instructions / (mu[0] * v["cpu.clock"])], capacity=mu / mu[0])
-        return flow_equivalent_station("cpu", self.cpu_subnetwork(), v["terminals"])
+        if v["model.cpu_centre"] == "paper":
+            return flow_equivalent_station("cpu", self.cpu_subnetwork(), v["terminals"])
+        busy = min(v["cpus"], v["terminals"])
+        station = flow_equivalent_station("cpu", self.cpu_subnetwork(), busy)
+        m = np.arange(1, busy + 1)
+        sync = np.cumsum(v["cpu.sync_efficiency"] ** (m - 1)) / m        # as the simulated machine scales progress
+        return Station("cpu", "ld", station.demand, capacity=np.asarray(station.capacity) * sync)
+
+    def memory_share(self, per_transaction: bool = False):
+        """Share of the memory bus's and memory's demand whose residence is their own
+        centres in the main model: 1 under ``paper``; under ``stalling`` only the disk
+        transfers' (V_Disk-Mem / V_Mem), the processors' misses being inside the CPU
+        centre.  Utilisations always count both (U = X D).  A float for the mix-weighted
+        transaction, or one per type (array) with ``per_transaction``."""
+        w = self.workload(per_transaction)
+        if self.values["model.cpu_centre"] == "paper":
+            share = np.ones(len(w.names))
+        else:
+            total = w.cpu_memory_visits + w.disk_memory_visits
+            share = np.divide(w.disk_memory_visits, total, out=np.ones(len(total)), where=total > 0)
+        return share if per_transaction else float(share[0])
 
     def cpu_rate_function(self) -> np.ndarray:
         """mu(j), j = 1..N, in instructions per cycle (the quantity of the paper's Fig. 5)."""
@@ -435,7 +487,7 @@ class TPCCSMP(ModelKind):
                 "inv_alpha": 1.0 / alpha[np.minimum(j, len(alpha)) - 1],
                 "cpu_memory": w.cpu_memory_visits[0], "disk_memory": w.disk_memory_visits[0],
                 "reads": w.reads[0], "writes": w.writes[0], "bus_of_disk": self.bus_of_disk(),
-                "n_buses": v["io_buses"]}
+                "n_buses": v["io_buses"], "memory_share": self.memory_share()}
 
     def _solve_single(self) -> ModelSolution:
         """MVA over n = 1..N as in section 3.2, the contention fixed point solved at each n
@@ -514,6 +566,7 @@ class TPCCSMP(ModelKind):
         w = self.workload(per_transaction=True)
         populations = class_populations(v["terminals"], w.weight, w.think)
         cpu = self.cpu_station()
+        share = self.memory_share(per_transaction=True)
         per_instruction = cpu.demand[0] / float(self.workload().cpu_instructions[0])
         cpu_demand = w.cpu_instructions * per_instruction
         x = np.zeros(len(w.names))
@@ -525,8 +578,8 @@ class TPCCSMP(ModelKind):
                 x = x * (1 - step)
                 continue
             net = Network([Station("cpu", "ld", cpu_demand, capacity=cpu.capacity_function()),
-                           Station("memory_bus", "queue", dem["memory_bus"]),
-                           Station("memory", "queue", dem["memory"]),
+                           Station("memory_bus", "queue", share * dem["memory_bus"]),
+                           Station("memory", "queue", share * dem["memory"]),
                            Station("io", "queue", dem["io"])],
                           classes=w.names, population=populations, think_time=w.think)
             result = exact_mva(net)
@@ -576,7 +629,8 @@ WORKLOAD_KEYS = ("disks", "mapping.table_to_disk", "workload.disk_visit_scale", 
                  "disk.block_size", "cache.block_size", "workload.access_distribution", "workload.mix",
                  "workload.keying_time", "workload.think_time", "workload.menu_time")
 CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sync_efficiency", "cpu.rate",
-                            "memory_bus.request_latency", "memory_bus.reply_latency")
+                            "memory_bus.request_latency", "memory_bus.reply_latency", "memory.latency",
+                            "model.cpu_centre")
 
 
 @lru_cache(maxsize=4096)
@@ -606,8 +660,9 @@ def _table_access(kind: str) -> np.ndarray:
 
 
 # Parameters that only enter the kernels' service-time vector: cases differing only in
-# these share every other input (workload, CPU rate function, mappings).
-TIME_KEYS = ("memory.latency", "io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
+# these share every other input (workload, CPU rate function, mappings).  Not the memory
+# latency: the stalling CPU centre's rates depend on it.
+TIME_KEYS = ("io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
              "disk.seek_time", "disk.rotation_latency", "disk.transfer_time", "disk.cache_latency",
              "io.write_bus_hold", "io.disk_parallelism", "solver.tol")
 
@@ -661,7 +716,7 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
     kernel = _kernels.solve_batch_parallel if count >= PARALLEL_FROM else _kernels.solve_batch
     out, util, demand, lowest = kernel(
         terminals, think, column("cpu_demand"), inv_alpha, column("cpu_memory"), column("disk_memory"),
-        reads, writes, n_disks, bus, n_buses, times, mode, tol, MAX_ROOT_ITERATIONS)
+        reads, writes, n_disks, bus, n_buses, times, mode, column("memory_share"), tol, MAX_ROOT_ITERATIONS)
     max_buses = util.shape[1] - 3 - max_d
     x = out[:, 0]
     new_order = np.array([v["workload.mix"][0] for v in values_list])

@@ -132,12 +132,16 @@ def _model(**values):
     return TPCCSMP.from_values(values)
 
 
-@pytest.mark.parametrize("terminals", [1, 2, 5])
-def test_c1_matches_the_independent_recomputation(terminals):
+@pytest.mark.parametrize("terminals,centre,cpus", [(1, "paper", 1), (2, "paper", 1), (5, "paper", 1),
+                                                   (1, "stalling", 1), (5, "stalling", 1), (5, "stalling", 2),
+                                                   (9, "stalling", 4)])
+def test_c1_matches_the_independent_recomputation(terminals, centre, cpus):
+    """Both CPU centres against the plain-Python recomputation; the stalling one's rates
+    are a hand-built MVA of the processors, bus and memory for each busy-processor count."""
     scale = disk_visit_scale_from_table12()
-    ref = reference_tpcc.solve(terminals, [1] * 9, 1, [1], 1, scale)
+    ref = reference_tpcc.solve(terminals, [1] * 9, 1, [1], 1, scale, centre=centre, cpus=cpus)
     # the recomputation follows the paper's printed inputs (Table 7's CPI of 1)
-    sol = _model(terminals=terminals, model__inputs="table6").solve()
+    sol = _model(terminals=terminals, model__inputs="table6", model__cpu_centre=centre, cpus=cpus).solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     assert sol.outputs["response_time"] == pytest.approx(ref["response_time"], rel=1e-8)
     for device, value in ref["utilization"].items():
@@ -151,7 +155,7 @@ def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation():
     f = data.mapping("B")
     ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates)
     sol = _model(terminals=6, cpus=2, io_buses=2, disks=4, mapping__table_to_disk=f,
-                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0).solve()
+                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0, model__cpu_centre="paper").solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     for device, value in ref["utilization"].items():
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
@@ -203,12 +207,25 @@ def test_norton_throughputs_by_hand_and_errors():
 
 
 def test_cpu_rate_function_is_the_subnetwork_throughput():
-    m = _model(cpus=2, terminals=10)
-    sub = m.cpu_subnetwork()
-    x = norton_throughputs(sub, 10)
+    # the paper's centre: the subnetwork with j = 1..N transactions
+    m = _model(cpus=2, terminals=10, model__cpu_centre="paper")
+    x = norton_throughputs(m.cpu_subnetwork(), 10)
     instr = m.workload().cpu_instructions[0]
     assert m.cpu_rate_function() == pytest.approx(x * instr / 200e6, rel=1e-12)
     assert np.all(np.diff(m.cpu_rate_function()) >= -1e-15)
+    # the stalling centre: one customer per busy processor, then flat (the rest wait)
+    m = _model(cpus=3, terminals=10)
+    sub = m.cpu_subnetwork()
+    assert [st.kind for st in sub.stations] == ["delay", "queue", "queue"]
+    x = norton_throughputs(sub, 3)
+    expected = np.concatenate([x, np.full(7, x[-1])]) * instr / 200e6
+    assert m.cpu_rate_function() == pytest.approx(expected, rel=1e-12)
+    # one processor: its rate is one transaction's compute plus every stall, no overlap
+    one = _model(cpus=1)
+    w, v = one.workload(), one.values
+    per_tx = (w.cpu_instructions[0] * v["cpu.cpi"] + w.cpu_memory_visits[0] * (2 + 100 + 10)) / 200e6
+    assert one.cpu_station().demand[0] == pytest.approx(per_tx, rel=1e-12)
+    assert one.cpu_rate_function() == pytest.approx(np.full(48, instr / (per_tx * 200e6)), rel=1e-12)
 
 
 # --- invariants ---------------------------------------------------------------------------
@@ -274,8 +291,10 @@ def test_transaction_classes_are_a_fixed_point_of_exact_mva():
     dem = m.device_demands(w, x)
     cpu = m.cpu_station()
     per_instruction = cpu.demand[0] / m.workload().cpu_instructions[0]
+    # the stalling centre holds the processors' misses: the bus and memory keep the transfers'
+    kept = w.disk_memory_visits / (w.disk_memory_visits + w.cpu_memory_visits)
     net = Network([Station("cpu", "ld", w.cpu_instructions * per_instruction, capacity=cpu.capacity_function()),
-                   Station("mb", "queue", dem["memory_bus"]), Station("mem", "queue", dem["memory"]),
+                   Station("mb", "queue", kept * dem["memory_bus"]), Station("mem", "queue", kept * dem["memory"]),
                    Station("io", "queue", dem["io"])],
                   population=sol.extras["populations"], think_time=w.think)
     assert exact_mva(net).throughput == pytest.approx(x, rel=1e-10)

@@ -4,7 +4,9 @@ Plain Python (no numpy, no `mva`, no `models`): reads the CSVs with the csv modu
 in cycles (the model works in seconds), combines disks by enumerating the 2^D busy sets
 (the model uses a sorted closed form), and solves each population's fixed point by damped
 successive substitution (the model brackets the root).  It follows section 3.2 of the
-paper step by step, for the single-class model with the 'paper' disk parallelism.
+paper step by step, for the single-class model with the 'paper' disk parallelism, with
+the paper's CPU centre or the stalling one (``centre="stalling"``: the processors, bus and
+memory solved together by plain MVA for each number of busy processors).
 """
 import csv
 import itertools
@@ -42,6 +44,19 @@ def rates_by_mva(cpu_cycles, bus_cycles, n_max):
     return out
 
 
+def rates_stalling(compute_cycles, bus_cycles, memory_cycles, cpus):
+    """Transactions per cycle with m = 1..cpus busy processors: each computes (its own
+    processor, a delay) and stalls at the bus and the memory (queues), plain MVA."""
+    q_bus = q_mem = 0.0
+    out = []
+    for m in range(1, cpus + 1):
+        r_bus, r_mem = bus_cycles * (1 + q_bus), memory_cycles * (1 + q_mem)
+        x = m / (compute_cycles + r_bus + r_mem)
+        q_bus, q_mem = x * r_bus, x * r_mem
+        out.append(x)
+    return out
+
+
 def expected_max_busy(demands, utils):
     total = 0.0
     for busy in itertools.product((0, 1), repeat=len(demands)):
@@ -53,7 +68,8 @@ def expected_max_busy(demands, utils):
     return total
 
 
-def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_rate=None, hit=0.9):
+def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_rate=None, hit=0.9,
+          centre="paper", cpus=1, cpi=1.0):
     """tpmC and the utilisations for one configuration (the paper's Table 7 times)."""
     mix, think_s, avg, t5 = inputs()
     clock = 200e6
@@ -72,9 +88,16 @@ def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_ra
     v_disk_mem = 256 / 32 * (sum(reads) + sum(writes))
     p_r = sum(reads) / (sum(reads) + sum(writes))
     # CPU centre: mu(j) per cycle, in instructions
-    if cpu_rate is None:
-        per_tx = rates_by_mva(avg["cpu"], v_cpu_mem * (s_req + s_rep), terminals)
+    if cpu_rate is None and centre == "paper":
+        assert cpus == 1, "the paper's centre is recomputed here for one CPU"
+        per_tx = rates_by_mva(avg["cpu"] * cpi, v_cpu_mem * (s_req + s_rep), terminals)
         cpu_rate = [x * avg["cpu"] for x in per_tx]
+    elif cpu_rate is None:
+        per_tx = rates_stalling(avg["cpu"] * cpi, v_cpu_mem * (s_req + s_rep), v_cpu_mem * s_mem, cpus)
+        cpu_rate = [x * avg["cpu"] for x in per_tx]
+    # the memory bus's and memory's residences: all visits, or the disks' transfers only
+    # when the processors' misses stall inside the CPU centre
+    kept = 1.0 if centre == "paper" else v_disk_mem / (v_cpu_mem + v_disk_mem)
     mu = [cpu_rate[min(j, len(cpu_rate)) - 1] for j in range(1, terminals + 1)]
 
     def demands(x):
@@ -101,14 +124,14 @@ def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_ra
         r_cpu = avg["cpu"] * sum(j / mu[j - 1] * p[j - 1] for j in range(1, n + 1))
         for _ in range(100000):
             d = demands(x)
-            r = [d[i] * (1 + q[i]) for i in range(3)]
+            r = [d[0] * kept * (1 + q[0]), d[1] * kept * (1 + q[1]), d[2] * (1 + q[2])]
             new = n / (z + r_cpu + sum(r))
             if abs(new - x) <= 1e-15 * new:
                 break
             x = 0.5 * (x + new)
         x = new
         d = demands(x)
-        r = [d[i] * (1 + q[i]) for i in range(3)]
+        r = [d[0] * kept * (1 + q[0]), d[1] * kept * (1 + q[1]), d[2] * (1 + q[2])]
         q = [x * ri for ri in r]
         new_p = [0.0] * (terminals + 1)
         for j in range(1, n + 1):
