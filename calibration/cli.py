@@ -68,6 +68,29 @@ def _cmd_splash(args):
     return 0
 
 
+def _cmd_tpcc(args):
+    from .sim.tpcc_recorder import record
+
+    for option, value, low, high in (("--terminals", args.terminals, 1, 20), ("--transactions", args.transactions,
+                                                                           1, 10_000),
+                                     ("--warmup", args.warmup, 0, 100), ("--io-transactions", args.io_transactions,
+                                                                         1, 100_000),
+                                     ("--warehouses", args.warehouses, 1, 100),
+                                     ("--count-transactions", args.count_transactions, 0, 10_000),
+                                     ("--seed", args.seed, 0, 2**32 - 1)):
+        if not low <= value <= high:
+            raise ModelError(option, f"must be from {low} to {high}, got {value}")
+    out = Path(args.output)
+    refuse_overwrite(out / "tpcc.toml", args.force, "-o")
+    facts = record(out, args.terminals, args.transactions, args.warmup, args.io_transactions,
+                   args.count_transactions, args.seed, args.warehouses, keep_logs=args.keep_logs, force=True)
+    print(f"tpcc: {facts['terminals']} terminals x {facts['transactions_per_terminal']} transactions traced in "
+          f"{facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text), converted in "
+          f"{facts['convert_seconds']} s: {facts['references']:,} data references, {facts['instructions']:,} "
+          f"instructions; block I/O of each type in {facts['io_seconds']} s -> {out / 'tpcc.toml'}", file=sys.stderr)
+    return 0
+
+
 def _check_block(block: int) -> None:
     """``--block`` of ``mva trace``: a power of two from 1 byte to 1 MiB."""
     if not (1 <= block <= 1 << 20 and block & (block - 1) == 0):
@@ -190,7 +213,7 @@ def _plot_reuse(profile, rows, path):
 
 
 def register_trace(sub):
-    """Add ``mva trace convert|stats|generate|reuse|splash``."""
+    """Add ``mva trace convert|stats|generate|reuse|splash|tpcc``."""
     p = sub.add_parser("trace", help="convert traces, print their statistics or reuse distances, write synthetic workloads",
                        description="Trace utilities of the coherence simulator.")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=sub._parser_class)
@@ -260,6 +283,29 @@ def register_trace(sub):
     sp.add_argument("--keep-logs", action="store_true", help="keep the lackey text (DIR/lackey)")
     sp.add_argument("--force", action="store_true", help="overwrite DIR/PROGRAM.toml and its traces")
     sp.set_defaults(handler=_cmd_splash)
+    tp = tsub.add_parser("tpcc", help="run TPC-C on a throw-away PostgreSQL and record it: block I/O per "
+                                      "transaction type and table (strace), the backends' traces (valgrind lackey)",
+                         description="Creates a PostgreSQL cluster in DIR, loads a TPC-C database scaled down 100 "
+                                     "times (Du et al., JPDC 2001, section 4.1), measures each transaction type's "
+                                     "block reads and writes per table, then traces --terminals backends running "
+                                     "the mix under valgrind's lackey: one .npz per backend cut into one segment "
+                                     "per transaction, the server's shared memory as shared ranges (tpcc.toml). "
+                                     "Needs PostgreSQL's server, valgrind, strace and psycopg.")
+    tp.add_argument("-o", "--output", required=True, metavar="DIR", help="where the recording goes")
+    tp.add_argument("--terminals", type=int, default=8, metavar="N", help="traced terminals (default 8)")
+    tp.add_argument("--transactions", type=int, default=12, metavar="N",
+                    help="traced transactions per terminal, drawn with the paper's mix (default 12)")
+    tp.add_argument("--warmup", type=int, default=1, metavar="N",
+                    help="rounds of every type each terminal runs before its traced ones (default 1)")
+    tp.add_argument("--io-transactions", type=int, default=40, metavar="N",
+                    help="transactions of each type in the block I/O measurement (default 40)")
+    tp.add_argument("--count-transactions", type=int, default=10, metavar="N",
+                    help="then one terminal alone traces N of each type, for the per-type counts (default 10)")
+    tp.add_argument("--warehouses", type=int, default=1, metavar="W", help="warehouses (default 1)")
+    tp.add_argument("--seed", type=int, default=1)
+    tp.add_argument("--keep-logs", action="store_true", help="keep the work directory and the lackey text")
+    tp.add_argument("--force", action="store_true", help="replace a recording in DIR")
+    tp.set_defaults(handler=_cmd_tpcc)
     p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 

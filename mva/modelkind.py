@@ -252,20 +252,22 @@ def choice(*options: str):
     return check
 
 
-def _list(name, value, length):
+def _list(name, value, length, allow_empty=False):
     if not isinstance(value, (list, tuple)):
         raise ModelError(name, f"must be a list, got {value!r}")
-    if length is not None and len(value) != length:
-        raise ModelError(name, f"must have {length} entries, got {len(value)}")
+    if length is not None and len(value) != length and not (allow_empty and len(value) == 0):
+        raise ModelError(name, f"must have {length} entries{' (or none)' if allow_empty else ''}, got {len(value)}")
     return list(value)
 
 
-def real_list(minimum: float = 0.0, strict: bool = False, length: int | None = None):
-    """Check: a list of finite numbers, each ``>= minimum`` (``>`` if ``strict``)."""
-    element = real(minimum, strict=strict)
+def real_list(minimum: float = 0.0, maximum: float | None = None, strict: bool = False, length: int | None = None,
+              allow_empty: bool = False):
+    """Check: a list of finite numbers, each ``>= minimum`` (``>`` if ``strict``) and
+    ``<= maximum``; ``length`` entries if given (or none, with ``allow_empty``)."""
+    element = real(minimum, maximum, strict=strict)
 
     def check(name, value):
-        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length)))
+        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length, allow_empty)))
     return check
 
 

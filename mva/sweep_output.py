@@ -81,13 +81,20 @@ class SweepOutput:
         self.unconverged = 0        # cases written with converged = False, resumed chunks included
         self.table_frames = []
         self.header = None
-        self.to_stdout = path is None or path == "-"
+        self.device = None
+        # a device or pipe (``-o /dev/null``) is written in place like stdout: renaming a
+        # partial file over it would replace the device with a regular file
+        device = path not in (None, "-") and os.path.exists(path) and not os.path.isdir(path) \
+            and not os.path.isfile(path)
+        self.to_stdout = path is None or path == "-" or device
         if self.to_stdout:
             if resume:
-                raise ModelError("--resume", "needs -o FILE (a sweep to stdout cannot be resumed)")
+                raise ModelError("--resume", "needs -o FILE, a regular file (a sweep to stdout or a device cannot "
+                                             "be resumed)")
             if fmt == "parquet":
                 raise ModelError("--format", "parquet is binary: give -o FILE")
-            self.stream = sys.stdout
+            self.device = open(path, "w", encoding="utf-8", newline="") if device else None
+            self.stream = self.device or sys.stdout
             return
         self.final = Path(path)
         self.partial, self.state_file = partial_paths(path)
@@ -228,6 +235,8 @@ class SweepOutput:
             self.stream.write(headed.to_string(index=False, na_rep="-") + "\n")
         if self.to_stdout:
             self.stream.flush()
+            if self.device is not None:
+                self.device.close()
             return
         if self.fmt == "parquet":
             self._merge_parquet()
@@ -261,6 +270,8 @@ class SweepOutput:
         """Leave the partial file and its state for ``--resume`` (after an interruption)."""
         if not self.to_stdout and self.stream is not None and not self.stream.closed:
             self.stream.close()
+        if self.device is not None and not self.device.closed:
+            self.device.close()
 
 
 def _json_value(value):

@@ -20,7 +20,7 @@ from ..profiles.tpcc_smp import UNKNOWNS, TPCCCalibration, calibrate
 from .cli import add_study_options, run_study, write_outputs
 from .findings import Claim, format_findings, judge
 
-__all__ = ["CLAIMS", "findings", "main"]
+__all__ = ["CLAIMS", "findings", "findings_of", "main"]
 
 PAPER = "Du, Zhang, Dong & Zhang, TPC-C on SMP systems, JPDC 2001"
 HALF = "the paper's value +-50% of the effect"
@@ -56,7 +56,13 @@ CLAIMS = (
 
 def findings(cal: TPCCCalibration) -> list:
     """The paper's findings with the fitted model's values and verdicts."""
-    m = cal.tpmc
+    return findings_of(cal.tpmc)
+
+
+def findings_of(m, claims=CLAIMS) -> list:
+    """The paper's findings (``claims``, :data:`CLAIMS` or the same with other band texts)
+    judged on a reproduction's tpmC rows (``table``, ``configuration``, ``value``,
+    ``mapping``, ``model``: :func:`models.tpcc_smp.report.reproduce`)."""
 
     def model(table, configuration, value=None) -> float:
         rows = m[(m.table == table) & (m.configuration == configuration)]
@@ -76,7 +82,7 @@ def findings(cal: TPCCCalibration) -> list:
                 "allocation-e": float(m[(m.table == 17) & (m.mapping == "E")].model.iloc[0]) / others - 1,
                 "cpus-1-to-2": model(10, "mu2") / model(10, "mu1") - 1,
                 "cpus-2-to-4": model(10, "mu4") / model(10, "mu2") - 1}
-    return judge(CLAIMS, measured)
+    return judge(claims, measured)
 
 
 def _report(cal: TPCCCalibration, bound: dict) -> str:

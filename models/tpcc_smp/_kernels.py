@@ -16,6 +16,9 @@ from mva.jit import jit, prange
 from .equations import (disk_visit_time, disks_time, io_bus_demand, memory_bus_demand, memory_demand,
                         read_wait)
 
+#: ``mode`` of the kernels for ``io.centre = "separate"`` (0-2 are eq. 3.9's disk parallelism)
+SEPARATE = 3
+
 
 
 @jit
@@ -57,6 +60,12 @@ def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_dis
     so the solver's inner loop allocates nothing.  Returns ``memory_bus (C,), memory (C,),
     io_bus (C, B), disk (C, D), io (C,), u_memory_bus, u_memory, u_io_bus (B,), u_disk (D,),
     u_io`` (views of ``work``: copy them to keep them).
+
+    ``mode`` :data:`SEPARATE` (``io.centre = "separate"``): a disk's demand is the time the
+    machine holds it, a read's access, cache and reply (after regaining the bus) and a
+    write's bus hold with its access; ``io`` is that plus the reads' requests on the bus
+    (a request is not queued at a centre: it waits for the bus by the contention term),
+    and ``u_io`` the chance some disk is busy (disks independent).
     """
     mbus, per_bus, bus_by_disk, read_share, bus_total = static
     mem, disk, io, u_bus, u_disk, wait, order = work
@@ -83,13 +92,40 @@ def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_dis
         wait[d] = read_wait(read_share, times[3], times[4], times[8], u_bus[bus_of_disk[d]], u_own)
         u_disk[d] = 0.0
         for c in range(n_classes):
-            disk[c, d] = disk_visit_time(reads[c, d], writes[c, d], times[6], times[7], wait[d])
+            if mode == SEPARATE:
+                disk[c, d] = held_disk_time(reads[c, d], writes[c, d], times[6], times[7], times[4], times[5],
+                                            wait[d])
+            else:
+                disk[c, d] = disk_visit_time(reads[c, d], writes[c, d], times[6], times[7], wait[d])
             u_disk[d] += x[c] * disk[c, d]
     u_io = 0.0
+    if mode == SEPARATE:
+        idle = 1.0
+        for d in range(n_disks):
+            idle *= 1.0 - min(max(u_disk[d], 0.0), 1.0)
+        u_io = 1.0 - idle
+        for c in range(n_classes):
+            io[c] = 0.0
+            for d in range(n_disks):
+                io[c] += disk[c, d] + reads[c, d] * (times[3] + wait[d])
+        return (mbus, mem, per_bus, disk, io, u_mbus, u_mem, u_bus, u_disk, u_io)
     for c in range(n_classes):
         io[c] = bus_total[c] + disks_time(disk[c], u_disk, mode, order)
         u_io += x[c] * io[c]
     return (mbus, mem, per_bus, disk, io, u_mbus, u_mem, u_bus, u_disk, u_io)
+
+
+@jit
+def held_disk_time(reads, writes, access, cache_latency, reply, write_bus, wait):
+    """The time the machine holds a disk per transaction (s): each read's access, disk
+    cache, wait to regain the bus and reply; each write's wait for the bus, bus time and
+    access (section 2.2: a write holds its bus through the access).  Scalars."""
+    out = 0.0
+    if reads > 0.0:
+        out += reads * (access + cache_latency + wait + reply)
+    if writes > 0.0:
+        out += writes * (wait + write_bus + access)
+    return out
 
 
 @jit
@@ -102,14 +138,31 @@ def device_state(x, cpu_memory, disk_memory, reads, writes, weight, bus_of_disk,
 
 
 @jit
+def _io_residence(state, queue, mode, r):
+    """The I/O residence (s) at queue lengths ``queue``; under :data:`SEPARATE` each disk's
+    (``queue[2 + d]``) is written to ``r[2 + d]``, else the one I/O centre's to ``r[2]``."""
+    if mode != SEPARATE:
+        r[2] = state[4][0] * (1.0 + queue[2])
+        return r[2]
+    disk = state[3]
+    requests = state[4][0]
+    total = 0.0
+    for d in range(disk.shape[1]):
+        r[2 + d] = disk[0, d] * (1.0 + queue[2 + d])
+        requests -= disk[0, d]
+        total += r[2 + d]
+    return total + requests
+
+
+@jit
 def _excess(x, n, base, queue, ctx):
     """g(x) of :func:`solve_one`; ``ctx`` packs the case's fixed arguments of
-    :func:`device_dynamic`, a 1-entry rate buffer and the memory share."""
-    static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share = ctx
+    :func:`device_dynamic`, a 1-entry rate buffer, the memory share and a scratch vector."""
+    static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share, scratch = ctx
     rate[0] = x
     state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
     total = base + (share * state[0][0] * (1.0 + queue[0]) + share * state[1][0] * (1.0 + queue[1])
-                    + state[4][0] * (1.0 + queue[2]))
+                    + _io_residence(state, queue, mode, scratch))
     # a saturated device (U >= 1 at this trial rate) has infinite demand: the rate is too high
     return n / total - x if np.isfinite(total) else -x
 
@@ -145,17 +198,19 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     marginal = np.zeros(terminals + 1)
     marginal[0] = 1.0
     new = np.zeros(terminals + 1)
-    queue = np.zeros(3)
+    queue = np.zeros(3 + reads.shape[1])        # memory bus, memory, then the I/O centre or each disk
     x = 0.0
     x_before = 0.0
     work = workspace(1, n_buses, reads.shape[1])
     rate = np.zeros(1)
-    ctx = (static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share)
-    r = np.zeros(3)
+    r = np.zeros(3 + reads.shape[1])
+    ctx = (static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work, rate, share,
+           np.zeros(3 + reads.shape[1]))
     state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
     evaluations = 0
     unsolved = 0
     lowest = 1.0
+    io_residence = 0.0
     for n in range(1, terminals + 1):
         r_cpu = 0.0
         for j in range(1, n + 1):
@@ -214,8 +269,8 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
         state = device_dynamic(rate, static, cpu_memory, disk_memory, reads, writes, bus_of_disk, times, mode, work)
         r[0] = share * state[0][0] * (1.0 + queue[0])
         r[1] = share * state[1][0] * (1.0 + queue[1])
-        r[2] = state[4][0] * (1.0 + queue[2])
-        for i in range(3):
+        io_residence = _io_residence(state, queue, mode, r)
+        for i in range(r.shape[0]):
             queue[i] = x * r[i]
         new[:] = 0.0
         for j in range(1, n + 1):
@@ -228,8 +283,8 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
     out[0] = x
     out[2] = r[0]
     out[3] = r[1]
-    out[4] = r[2]
-    out[1] = terminals / x - think - (r[0] + r[1] + r[2])
+    out[4] = io_residence
+    out[1] = terminals / x - think - (r[0] + r[1] + io_residence)
     out[5] = 1.0 - marginal[0]
     out[6] = evaluations
     out[7] = unsolved

@@ -4,9 +4,15 @@ A closed network of ``N`` terminals (think time eq. 3.1) and four centres, solve
 (section 3.2, end):
 
 - ``cpu``: k CPUs with caches as a flow-equivalent service centre (eq. 3.3-3.4), its rate
-  function either obtained by Norton aggregation of a CPU / cache / memory-bus
-  subnetwork (:func:`mva.aggregation.flow_equivalent_station`) or given as a table;
-- ``memory_bus`` (eq. 3.5) and ``memory`` with split-transaction bus contention (eq. 3.6);
+  function either obtained by Norton aggregation (:func:`mva.aggregation.flow_equivalent_station`)
+  or given as a table.  ``model.cpu_centre = "stalling"`` (default) aggregates the
+  processors, the memory bus and the memory together, one customer per busy processor,
+  so a processor waiting for a line runs nothing else; ``"paper"`` aggregates the CPUs
+  and the bus and keeps the memory as its own centre (eq. 3.6), where one transaction's
+  miss stalls overlap other transactions' computing;
+- ``memory_bus`` (eq. 3.5) and ``memory`` with split-transaction bus contention (eq. 3.6):
+  every visit under ``paper``, the disks' transfers only under ``stalling`` (the
+  processors' misses are in the CPU centre); utilisations count both;
 - ``io``: the I/O system of eq. 3.9, the I/O buses (eq. 3.7, read/write asymmetry) plus
   the disks (eq. 3.8, reads regain the bus) combined for parallelism.
 
@@ -24,11 +30,12 @@ Where the paper is silent or inconsistent, the choice is a parameter with a docu
 default (see :data:`PARAMETERS` and ``data/tpcc/README.md``).
 
 :meth:`TPCCSMP.simulate` simulates the machine itself (:mod:`models.tpcc_smp.simulation`).
-Against it (``python -m models.tpcc_smp.validation``) the model's tpmC is 26-36% high for
-C1-C6, where the CPUs are the bottleneck: the memory centre lets a transaction's miss
-stalls overlap other transactions' computing, which a stalling processor cannot do.  It
-is within 0.4% for C7-C9, and within 4% for all nine when the simulation uses the
-model's own CPU centre.
+Against it (``python -m models.tpcc_smp.validation``, C1-C9, 48 terminals) the model's
+tpmC is within 3.0% (mean 2.2%) with the stalling centre and the calibrated inputs,
+device utilisations within 1.3 points; with the paper's centre it is 26-36% high for
+C1-C6, where the CPUs are the bottleneck, because its memory centre lets a
+transaction's miss stalls overlap other transactions' computing, which a stalling
+processor cannot do.
 
 References
 ----------
@@ -96,12 +103,12 @@ def disk_visit_scale_from_table12() -> float:
 
 #: Defaults fitted on the paper's Tables 10 (tpmC of C1 with 1-4 CPUs) and 12 (device
 #: utilisations of C2-C6) by ``python -m calibration.studies.tpcc`` (least squares on relative
-#: residuals, 29 values) with the stalling CPU centre: cpu.cpi 6.37485 (95% interval
-#: -1.62-14.37), disk_visit_scale 0.047154 (0.0244-0.0699).  Table 10 is then met within
-#: 7.7% mean (17.0% max), the held-out tpmC of Tables 11, 13-17 within 8.5% mean (21.2%
-#: max).  Table 6 at Table 7's CPI of 1 (``model.inputs = "table6"``) makes the I/O centre
-#: the bottleneck from one CPU on, so CPUs do not matter.
-CALIBRATED = {"cpu.cpi": 6.375, "workload.disk_visit_scale": 0.04715}
+#: residuals, 29 values) with the stalling CPU centre and separate disks: cpu.cpi 6.37518
+#: (95% interval -1.59-14.34), disk_visit_scale 0.0452492 (0.0237-0.0668).  Table 10 is
+#: then met within 8.4% mean (17.0% max), the held-out tpmC of Tables 11, 13-17 within
+#: 8.5% mean (21.2% max).  Table 6 at Table 7's CPI of 1 (``model.inputs = "table6"``)
+#: makes the I/O centre the bottleneck from one CPU on, so CPUs do not matter.
+CALIBRATED = {"cpu.cpi": 6.375, "workload.disk_visit_scale": 0.04525}
 
 #: The same fit with the paper's CPU centre (``model.cpu_centre = "paper"``): cpu.cpi
 #: 10.3473 (1.72-18.97), disk_visit_scale 0.0459675 (0.0258-0.0662); Table 10 within 7.2%
@@ -149,6 +156,20 @@ def _parameters() -> tuple[Parameter, ...]:
         P("workload.keying_time", tuple(keying), "s", "minimum keying time per type (Table 2)", real_list(0.0, length=5)),
         P("workload.think_time", tuple(think), "s", "minimum mean think time per type (Table 2)", real_list(0.0, length=5)),
         P("workload.menu_time", 0.0, "s", "menu response time (section 3.2: 0)", nonneg),
+        P("workload.instructions", (), "instructions", "instructions per transaction of each type I-V; empty = "
+          "Table 6", real_list(0.0, length=5, allow_empty=True)),
+        P("workload.memory_reads", (), "references", "data reads per transaction of each type; empty = Table 6",
+          real_list(0.0, length=5, allow_empty=True)),
+        P("workload.memory_writes", (), "references", "data writes per transaction of each type; empty = Table 6",
+          real_list(0.0, length=5, allow_empty=True)),
+        P("workload.disk_reads", (), "blocks", "disk reads per transaction of each type (before "
+          "workload.disk_visit_scale); empty = Table 6", real_list(0.0, length=5, allow_empty=True)),
+        P("workload.disk_writes", (), "blocks", "disk writes per transaction of each type (before "
+          "workload.disk_visit_scale); empty = Table 6", real_list(0.0, length=5, allow_empty=True)),
+        P("workload.table_access", (), "fraction", "share of each type's disk visits per table: 45 values, type "
+          "I's nine tables first; empty = workload.access_distribution", real_list(0.0, length=45, allow_empty=True)),
+        P("cpu.cache_hit_rate_by_cpus", (), "fraction", "cache hit rate with 1, 2, ... CPUs (the last for more); "
+          "empty = cpu.cache_hit_rate for any count", real_list(0.0, 1.0)),
         P("workload.disk_visit_scale", CALIBRATED["workload.disk_visit_scale"], "factor",
           "effective disk visits / Table 6 disk visits, fitted on Tables 10 and 12 (model.inputs = table6: "
           "derived from Table 12 C2 by U = X D, see disk_visit_scale_from_table12)", pos),
@@ -159,6 +180,10 @@ def _parameters() -> tuple[Parameter, ...]:
           "share buses evenly (disks 1,2 on bus 1 and 3,4 on bus 2, as section 5.2)", integer_list(1)),
         P("io.disk_parallelism", "paper", "", "D_Disk of eq. 3.9: paper (the printed formula generalised), "
           "conditional, or serial (see parallel_disk_time)", choice(*DISK_PARALLELISM)),
+        P("io.centre", "auto", "", "separate (each disk a queueing centre holding what the machine holds it "
+          "for: a read's reply after regaining the bus, a write's bus time; the reads' bus requests wait by the "
+          "contention term), paper (eq. 3.9: the buses and disks as one centre, io.disk_parallelism), or auto "
+          "(separate with the stalling CPU centre, paper with the paper's)", choice("auto", "separate", "paper")),
         P("io.write_bus_hold", "eq3.7", "", "a write's bus time in the read-contention term of eq. 3.8: eq3.7 "
           "(S_IOBus + disk access, as eq. 3.7 holds the bus) or printed (S_IOBus alone)",
           choice("eq3.7", "printed")),
@@ -320,13 +345,26 @@ class TPCCSMP(ModelKind):
     @staticmethod
     def _per_type_from(v: dict) -> _Workload:
         vis = data.visits()
+        for column, name in (("cpu", "workload.instructions"), ("memory_read", "workload.memory_reads"),
+                             ("memory_write", "workload.memory_writes"), ("disk_read", "workload.disk_reads"),
+                             ("disk_write", "workload.disk_writes")):
+            if v[name]:
+                vis[column] = np.asarray(v[name], dtype=float)
         scale = v["workload.disk_visit_scale"]
         on_disk = np.zeros((9, v["disks"]))
         on_disk[np.arange(9), np.asarray(v["mapping.table_to_disk"]) - 1] = 1.0
-        share = _table_access(v["workload.access_distribution"]) @ on_disk      # (5, D)
+        if v["workload.table_access"]:
+            access = np.asarray(v["workload.table_access"], dtype=float).reshape(5, 9)
+            total = access.sum(axis=1, keepdims=True)
+            access = np.divide(access, total, out=np.full_like(access, 1 / 9), where=total > 0)
+        else:
+            access = _table_access(v["workload.access_distribution"])
+        share = access @ on_disk      # (5, D)
         reads = scale * vis["disk_read"][:, None] * share
         writes = scale * vis["disk_write"][:, None] * share
-        misses = (1.0 - v["cpu.cache_hit_rate"]) * (vis["memory_read"] + vis["memory_write"])
+        by_cpus = v["cpu.cache_hit_rate_by_cpus"]
+        hit = by_cpus[min(v["cpus"], len(by_cpus)) - 1] if by_cpus else v["cpu.cache_hit_rate"]
+        misses = (1.0 - hit) * (vis["memory_read"] + vis["memory_write"])
         disk_memory = v["disk.block_size"] / v["cache.block_size"] * (reads + writes).sum(axis=1)
         think = np.asarray(v["workload.keying_time"]) + np.asarray(v["workload.think_time"]) + v["workload.menu_time"]
         arrays = dict(think=think, weight=np.asarray(v["workload.mix"], dtype=float),
@@ -443,7 +481,7 @@ class TPCCSMP(ModelKind):
         v = self.values
         state = _kernels.device_state(np.asarray(throughput, dtype=float), w.cpu_memory_visits,
                                       w.disk_memory_visits, w.reads, w.writes, w.weight, self.bus_of_disk(),
-                                      v["io_buses"], self._times(), DISK_PARALLELISM.index(v["io.disk_parallelism"]))
+                                      v["io_buses"], self._times(), io_mode(v))
         keys = ("memory_bus", "memory", "io_bus", "disk", "io", "u_memory_bus", "u_memory", "u_io_bus", "u_disk",
                 "u_io")
         return dict(zip(keys, state, strict=False))
@@ -579,8 +617,7 @@ class TPCCSMP(ModelKind):
                 continue
             net = Network([Station("cpu", "ld", cpu_demand, capacity=cpu.capacity_function()),
                            Station("memory_bus", "queue", share * dem["memory_bus"]),
-                           Station("memory", "queue", share * dem["memory"]),
-                           Station("io", "queue", dem["io"])],
+                           Station("memory", "queue", share * dem["memory"]), *self._io_stations(dem)],
                           classes=w.names, population=populations, think_time=w.think)
             result = exact_mva(net)
             active = result.throughput > 0                  # a class with no terminals has X = 0
@@ -599,13 +636,22 @@ class TPCCSMP(ModelKind):
         x = result.throughput
         dem = self.device_demands(w, x)
         utilization = self._utilization(dem, {"cpu": float(result.utilization[0].sum())})
-        residence = {name: float(x @ result.residence_time[k] / x.sum())
+        per_class = np.concatenate([result.residence_time[:3], result.residence_time[3:].sum(axis=0, keepdims=True)])
+        residence = {name: float(x @ per_class[k] / x.sum())
                      for k, name in enumerate(("cpu", "memory_bus", "memory", "io"))}
         return self._solution(x_total=x.sum(), new_order=x[0], response=float(x @ result.response_time / x.sum()),
                               utilization=utilization, residence=residence, converged=converged,
                               iterations=iteration, message=message,
                               extras={"populations": populations,
                                       "class_throughput": dict(zip(w.names, x.tolist(), strict=False))})
+
+    def _io_stations(self, dem) -> list:
+        """The I/O system's stations of the five-class network: eq. 3.9's one centre, or
+        each disk a queue and the reads' bus requests a delay (``io.centre``)."""
+        if io_centre(self.values) == "paper":
+            return [Station("io", "queue", dem["io"])]
+        disks = [Station(f"disk_{d + 1}", "queue", dem["disk"][:, d]) for d in range(dem["disk"].shape[1])]
+        return disks + [Station("io_requests", "delay", np.maximum(dem["io"] - dem["disk"].sum(axis=1), 0.0))]
 
     def _utilization(self, dem, cpu) -> dict:
         out = {"cpu": float(cpu["cpu"]), "memory_bus": float(dem["u_memory_bus"]),
@@ -626,6 +672,8 @@ class TPCCSMP(ModelKind):
 
 
 WORKLOAD_KEYS = ("disks", "mapping.table_to_disk", "workload.disk_visit_scale", "cpu.cache_hit_rate",
+                 "cpu.cache_hit_rate_by_cpus", "cpus", "workload.instructions", "workload.memory_reads",
+                 "workload.memory_writes", "workload.disk_reads", "workload.disk_writes", "workload.table_access",
                  "disk.block_size", "cache.block_size", "workload.access_distribution", "workload.mix",
                  "workload.keying_time", "workload.think_time", "workload.menu_time")
 CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sync_efficiency", "cpu.rate",
@@ -662,7 +710,7 @@ def _table_access(kind: str) -> np.ndarray:
 # Parameters that only enter the kernels' service-time vector: cases differing only in
 # these share every other input (workload, CPU rate function, mappings).  Not the memory
 # latency: the stalling CPU centre's rates depend on it.
-TIME_KEYS = ("io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
+TIME_KEYS = ("io.centre", "io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
              "disk.seek_time", "disk.rotation_latency", "disk.transfer_time", "disk.cache_latency",
              "io.write_bus_hold", "io.disk_parallelism", "solver.tol")
 
@@ -677,6 +725,23 @@ def _times_matrix(values_list) -> np.ndarray:
     times = raw[:, :9].copy()
     times[:, 8] = raw[:, 5] + raw[:, 6] * raw[:, 9]        # a write's bus hold (eq. 3.7 or as printed)
     return times / raw[:, 8:9]
+
+
+def io_mode(values: dict) -> int:
+    """The kernels' I/O mode: :data:`models.tpcc_smp._kernels.SEPARATE` for ``io.centre =
+    "separate"``, else eq. 3.9's ``io.disk_parallelism`` (its index)."""
+    if io_centre(values) == "separate":
+        return _kernels.SEPARATE
+    return DISK_PARALLELISM.index(values["io.disk_parallelism"])
+
+
+def io_centre(values: dict) -> str:
+    """``io.centre`` with ``auto`` resolved: the paper's I/O centre with the paper's CPU
+    centre, separate disks with the stalling one."""
+    chosen = values["io.centre"]
+    if chosen == "auto":
+        return "paper" if values["model.cpu_centre"] == "paper" else "separate"
+    return chosen
 
 
 def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
@@ -709,7 +774,7 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
         reads[b, :d], writes[b, :d], bus[b, :d], n_disks[b] = i["reads"], i["writes"], i["bus_of_disk"], d
     column = lambda key, dtype=float: np.array([i[key] for i in inputs], dtype=dtype)   # noqa: E731
     times = _times_matrix(values_list)
-    mode = np.array([DISK_PARALLELISM.index(v["io.disk_parallelism"]) for v in values_list], dtype=np.int64)
+    mode = np.array([io_mode(v) for v in values_list], dtype=np.int64)
     tol = np.array([v["solver.tol"] for v in values_list])
     terminals, think, n_buses = column("terminals", np.int64), column("think"), column("n_buses", np.int64)
     # many cases: every core (its first use compiles for about 10 s); a few: one thread

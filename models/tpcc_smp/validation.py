@@ -11,7 +11,8 @@ processors, which separates the error of the CPU centre from that of the I/O equ
 
 Options: ``--set NAME=VALUE`` (every case, e.g. ``--set model.inputs=table6``),
 ``--precision`` (relative half-width of the simulated tpmC at 95%, default 0.01),
-``--seed``, ``--format text|json``.
+``--seed``, ``--files TEMPLATE`` (each configuration from a model file, e.g.
+``data/tpcc/c{n}-postgres.toml`` for the inputs traced from PostgreSQL), ``--format text|json``.
 """
 from __future__ import annotations
 
@@ -35,16 +36,37 @@ CONFIGURATIONS = tuple(f"C{i}" for i in range(1, 10))
 SEED_ERROR = 0.112
 
 
+def configuration_values(cfg: str, files: str | None = None) -> dict:
+    """Configuration ``cfg``'s values: Table 9's, or the model file ``files`` names with
+    ``{n}`` replaced by its number (``data/tpcc/c{n}-postgres.toml``)."""
+    if files is None:
+        return data.configuration_values(cfg)
+    if "{n}" not in files:
+        raise ModelError("--files", f"must contain {{n}} for the configuration's number, got {files!r}")
+    from mva.files import read_document
+    from mva.modelkind import resolve_document
+
+    path = files.replace("{n}", cfg[1:])
+    try:
+        doc = read_document(path)
+    except OSError as exc:
+        raise ModelError("--files", f"cannot read {path} ({exc.strerror})") from None
+    _, _, values = resolve_document(doc)
+    return values
+
+
 def validate(configurations=CONFIGURATIONS, overrides: dict | None = None, precision: float = 0.01,
-             seed: int = 1, events: int = 400_000, cpu_centre: str = "explicit") -> pd.DataFrame:
+             seed: int = 1, events: int = 400_000, cpu_centre: str = "explicit",
+             files: str | None = None) -> pd.DataFrame:
     """One row per configuration and output (``tpmC``, ``utilization.cpu``, ...) that both
     the model and the machine have: ``model``, ``simulation``, ``half_width`` (95%),
-    ``error`` (model / simulation - 1), ``within`` (the model inside the interval)."""
+    ``error`` (model / simulation - 1), ``within`` (the model inside the interval).
+    ``files``: take each configuration from a model file (see :func:`configuration_values`)."""
     if cpu_centre not in ("explicit", "model"):
         raise ModelError("cpu_centre", f"must be explicit or model, got {cpu_centre!r}")
     rows = []
     for cfg in configurations:
-        values = {**data.configuration_values(cfg), **(overrides or {})}
+        values = {**configuration_values(cfg, files), **(overrides or {})}
         model = TPCCSMP.from_values(values, name=cfg)
         solved = flatten(model.solve().outputs)
         if cpu_centre == "model":
@@ -101,15 +123,22 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cpu-centre", choices=("explicit", "model"), default="explicit",
                         help="simulate explicit processors (default) or the model's own CPU centre")
+    parser.add_argument("--files", metavar="TEMPLATE", help="take configuration N from the model file TEMPLATE with "
+                                                               "{n} = N, e.g. 'data/tpcc/c{n}-postgres.toml' (the "
+                                                               "traced PostgreSQL's inputs); default Table 9")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     try:
         overrides = parse_assignments(args.set)
-        frame = validate(overrides=overrides, precision=args.precision, seed=args.seed, cpu_centre=args.cpu_centre)
+        for cfg in CONFIGURATIONS:           # every file is read and checked before the first simulation
+            configuration_values(cfg, args.files)
+        frame = validate(overrides=overrides, precision=args.precision, seed=args.seed, cpu_centre=args.cpu_centre,
+                         files=args.files)
     except ModelError as exc:
         print(f"validation: {exc}", file=sys.stderr)
         return 2
-    label = ", ".join([f"CPU centre: {args.cpu_centre}"] + [f"{k}={v}" for k, v in overrides.items()])
+    label = ", ".join([f"CPU centre: {args.cpu_centre}"] + ([f"files {args.files}"] if args.files else [])
+                      + [f"{k}={v}" for k, v in overrides.items()])
     if args.format == "json":
         sys.stdout.write(json.dumps({"overrides": overrides, "cpu_centre": args.cpu_centre,
                                      "summary": summary(frame), "rows": frame.to_dict(orient="records")},

@@ -13,6 +13,7 @@ SMALL = {
     "cmt": ["--small", "--cycles", "100000", "--slice", "50000"],
     "tpcw": ["--references", "130000"],
     "tpcc": [],
+    "tpcc_postgres": [],
 }
 
 

@@ -136,10 +136,12 @@ def _model(**values):
                                                    (1, "stalling", 1), (5, "stalling", 1), (5, "stalling", 2),
                                                    (9, "stalling", 4)])
 def test_c1_matches_the_independent_recomputation(terminals, centre, cpus):
-    """Both CPU centres against the plain-Python recomputation; the stalling one's rates
-    are a hand-built MVA of the processors, bus and memory for each busy-processor count."""
+    """Both CPU centres (each with its I/O centre: the paper's, or separate disks) against
+    the plain-Python recomputation; the stalling one's rates are a hand-built MVA of the
+    processors, bus and memory for each busy-processor count."""
     scale = disk_visit_scale_from_table12()
-    ref = reference_tpcc.solve(terminals, [1] * 9, 1, [1], 1, scale, centre=centre, cpus=cpus)
+    io = "paper" if centre == "paper" else "separate"
+    ref = reference_tpcc.solve(terminals, [1] * 9, 1, [1], 1, scale, centre=centre, cpus=cpus, io=io)
     # the recomputation follows the paper's printed inputs (Table 7's CPI of 1)
     sol = _model(terminals=terminals, model__inputs="table6", model__cpu_centre=centre, cpus=cpus).solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
@@ -148,14 +150,17 @@ def test_c1_matches_the_independent_recomputation(terminals, centre, cpus):
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
 
 
-def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation():
-    """Four disks on two buses (contention and the 4-disk parallelism), CPU rates as a table."""
+@pytest.mark.parametrize("io", ["paper", "separate"])
+def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation(io):
+    """Four disks on two buses (contention and the 4-disk parallelism, or four disk
+    centres), CPU rates as a table."""
     scale = 0.05
     rates = [0.08, 0.15, 0.19, 0.2]
     f = data.mapping("B")
-    ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates)
+    ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates, io=io)
     sol = _model(terminals=6, cpus=2, io_buses=2, disks=4, mapping__table_to_disk=f,
-                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0, model__cpu_centre="paper").solve()
+                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0, model__cpu_centre="paper",
+                 io__centre=io).solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     for device, value in ref["utilization"].items():
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
@@ -228,6 +233,20 @@ def test_cpu_rate_function_is_the_subnetwork_throughput():
     assert one.cpu_rate_function() == pytest.approx(np.full(48, instr / (per_tx * 200e6)), rel=1e-12)
 
 
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+def test_stalling_centre_equals_a_hand_built_mva_of_processors_bus_and_memory(cpus):
+    """The stalling CPU centre's rates are the plain-Python MVA of k busy processors (each
+    a delay of its computing between misses) and the bus and memory queues, with the
+    transactions beyond k waiting for a processor."""
+    m = _model(cpus=cpus, terminals=12)
+    w, v = m.workload(), m.values
+    misses = w.cpu_memory_visits[0]
+    per_cycle = reference_tpcc.rates_stalling(w.cpu_instructions[0] * v["cpu.cpi"], misses * 12.0, misses * 100.0,
+                                              cpus)
+    expected = [per_cycle[min(j, cpus) - 1] * w.cpu_instructions[0] for j in range(1, 13)]
+    assert m.cpu_rate_function() == pytest.approx(expected, rel=1e-12)
+
+
 # --- invariants ---------------------------------------------------------------------------
 
 @settings(max_examples=15, deadline=None)
@@ -295,7 +314,9 @@ def test_transaction_classes_are_a_fixed_point_of_exact_mva():
     kept = w.disk_memory_visits / (w.disk_memory_visits + w.cpu_memory_visits)
     net = Network([Station("cpu", "ld", w.cpu_instructions * per_instruction, capacity=cpu.capacity_function()),
                    Station("mb", "queue", kept * dem["memory_bus"]), Station("mem", "queue", kept * dem["memory"]),
-                   Station("io", "queue", dem["io"])],
+                   # separate disks, each holding its reads' replies and its writes; the requests a delay
+                   Station("d1", "queue", dem["disk"][:, 0]), Station("d2", "queue", dem["disk"][:, 1]),
+                   Station("requests", "delay", dem["io"] - dem["disk"].sum(axis=1))],
                   population=sol.extras["populations"], think_time=w.think)
     assert exact_mva(net).throughput == pytest.approx(x, rel=1e-10)
 

@@ -6,7 +6,8 @@ in cycles (the model works in seconds), combines disks by enumerating the 2^D bu
 successive substitution (the model brackets the root).  It follows section 3.2 of the
 paper step by step, for the single-class model with the 'paper' disk parallelism, with
 the paper's CPU centre or the stalling one (``centre="stalling"``: the processors, bus and
-memory solved together by plain MVA for each number of busy processors).
+memory solved together by plain MVA for each number of busy processors), and the paper's
+I/O centre or separate disks (``io="separate"``).
 """
 import csv
 import itertools
@@ -69,7 +70,7 @@ def expected_max_busy(demands, utils):
 
 
 def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_rate=None, hit=0.9,
-          centre="paper", cpus=1, cpi=1.0):
+          centre="paper", cpus=1, cpi=1.0, io="paper"):
     """tpmC and the utilisations for one configuration (the paper's Table 7 times)."""
     mix, think_s, avg, t5 = inputs()
     clock = 200e6
@@ -113,25 +114,42 @@ def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_ra
             ub = u_bus[disk_to_bus[d] - 1]
             wait = ((1 - p_r) * (io_lat + disk_time) + p_r * (io_req + io_rep)) * (ub - x * bus_by_disk[d]) / (1 - ub)
             d_disk.append(reads[d] * (disk_time + dcache + wait) + writes[d] * disk_time)
+        if io == "separate":
+            # each disk holds what the machine holds it for: a read's reply, a write's bus time
+            waits = []
+            for d in range(n_disks):
+                ub = u_bus[disk_to_bus[d] - 1]
+                waits.append(((1 - p_r) * (io_lat + disk_time) + p_r * (io_req + io_rep))
+                             * (ub - x * bus_by_disk[d]) / (1 - ub))
+            held = [reads[d] * (disk_time + dcache + waits[d] + io_rep) + writes[d] * (waits[d] + io_lat + disk_time)
+                    for d in range(n_disks)]
+            requests = sum(reads[d] * (io_req + waits[d]) for d in range(n_disks))
+            return d_mbus, d_mem, (held, requests), u_mbus, x * d_mem, u_bus, [x * h for h in held]
         u_disk = [min(1.0, x * d) for d in d_disk]
         d_io = sum(d_bus) + expected_max_busy(d_disk, u_disk)
         return d_mbus, d_mem, d_io, u_mbus, x * d_mem, u_bus, [x * d for d in d_disk]
 
-    q = [0.0, 0.0, 0.0]
+    def residences(d, q):
+        """Memory bus, memory, then the I/O centre's (one) or each disk's and the requests'."""
+        out = [d[0] * kept * (1 + q[0]), d[1] * kept * (1 + q[1])]
+        if io == "separate":
+            held, requests = d[2]
+            return out + [h * (1 + q[2 + k]) for k, h in enumerate(held)], requests
+        return out + [d[2] * (1 + q[2])], 0.0
+
+    q = [0.0] * (2 + max(1, n_disks))
     p = [1.0] + [0.0] * terminals
     x = 0.0
     for n in range(1, terminals + 1):
         r_cpu = avg["cpu"] * sum(j / mu[j - 1] * p[j - 1] for j in range(1, n + 1))
         for _ in range(100000):
-            d = demands(x)
-            r = [d[0] * kept * (1 + q[0]), d[1] * kept * (1 + q[1]), d[2] * (1 + q[2])]
-            new = n / (z + r_cpu + sum(r))
+            r, requests = residences(demands(x), q)
+            new = n / (z + r_cpu + sum(r) + requests)
             if abs(new - x) <= 1e-15 * new:
                 break
             x = 0.5 * (x + new)
         x = new
-        d = demands(x)
-        r = [d[0] * kept * (1 + q[0]), d[1] * kept * (1 + q[1]), d[2] * (1 + q[2])]
+        r, requests = residences(demands(x), q)
         q = [x * ri for ri in r]
         new_p = [0.0] * (terminals + 1)
         for j in range(1, n + 1):

@@ -1,5 +1,7 @@
 """Issue #33, a newcomer's findings: what the output says must be what happened."""
 import numpy as np
+import os
+
 import pytest
 
 from mva import Network, Station, solve
@@ -76,6 +78,9 @@ def test_progress_bars_stay_off_when_stderr_is_not_a_terminal(capsys):
                  "--format", "csv", "-o", "/dev/null", "--force"]) == 0
     err = capsys.readouterr().err
     assert "case/s" not in err and "%|" not in err
+    # and /dev/null is still the device: a partial file renamed over it would have replaced it
+    import stat
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_ccnuma_findings_write_every_change_with_one_sign():
