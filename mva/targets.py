@@ -10,7 +10,7 @@ Example: the TPC-C model file of configuration C2 with four CPUs instead of two
 
 >>> model = load_model("data/tpcc/c2.toml", cpus=4)
 >>> round(model.solve().outputs["tpmC"], 1)
-54.9
+56.2
 """
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ command line (:mod:`~calibration.studies.cli`):
 
 * :mod:`~calibration.studies.tpcc`: Du, Zhang, Dong & Zhang, TPC-C on a bus-based SMP
   (JPDC 2001): the model fitted on Tables 10 and 12, judged on the rest;
+* :mod:`~calibration.studies.tpcc_postgres`: the same model with every input traced from
+  TPC-C on PostgreSQL, nothing fitted, judged on the paper's findings;
 * :mod:`~calibration.studies.tpcc_cpu_centre`: the same model with its CPU centre from the
   simulator;
 * :mod:`~calibration.studies.tpcw`: Foglia, Giorgi & Prete, TPC-W on shared-bus SMPs
