@@ -7,7 +7,9 @@ and the five-class variant against the single-class model.  ``reproduce()`` retu
 same content as data for notebooks and tests.
 
 Options: ``--set NAME=VALUE`` (any model parameter, applied to every case, e.g.
-``--set io.disk_parallelism=serial``) and ``--format text|json``.
+``--set io.disk_parallelism=serial``), ``--inputs FILE`` (a model file's inputs applied to
+every case, its configuration left to each table: ``--inputs data/tpcc/c2-postgres.toml``
+reproduces the tables with the inputs traced from PostgreSQL) and ``--format text|json``.
 """
 from __future__ import annotations
 
@@ -26,7 +28,26 @@ from . import data
 from .ceiling import one_cpu_bound
 from .model import CALIBRATED, PARAMETERS, TPCCSMP, disk_visit_scale_from_table12
 
-__all__ = ["Reproduction", "reproduce", "case_values", "main"]
+__all__ = ["Reproduction", "reproduce", "case_values", "file_inputs", "main", "CONFIGURATION_KEYS"]
+
+#: What a published case sets itself (Table 9 and the mappings): a file's values for
+#: these are not inputs.
+CONFIGURATION_KEYS = ("cpus", "io_buses", "disks", "mapping.table_to_disk", "mapping.disk_to_bus", "terminals")
+
+
+def file_inputs(path) -> dict:
+    """A model file's values other than the configuration (:data:`CONFIGURATION_KEYS`)."""
+    from mva.files import read_document
+    from mva.modelkind import flatten_document
+
+    try:
+        doc = read_document(str(path))
+    except OSError as exc:
+        raise ModelError("--inputs", f"cannot read {path} ({exc.strerror})") from None
+    if doc.get("kind") != "tpcc_smp":
+        raise ModelError("--inputs", f"{path} is not a tpcc_smp model file (kind = {doc.get('kind')!r})")
+    values = flatten_document({k: v for k, v in doc.items() if k not in ("kind", "name")})
+    return {k: v for k, v in values.items() if k not in CONFIGURATION_KEYS}
 
 def case_values(row, base: dict | None = None) -> dict:
     """Model parameters of one published case (a row of the published CSVs)."""
@@ -421,11 +442,14 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m models.tpcc_smp.report", description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="model parameter applied to every case (repeatable)")
+    parser.add_argument("--inputs", metavar="FILE", help="a model file whose inputs (all but the configuration) "
+                                                         "apply to every case, e.g. data/tpcc/c2-postgres.toml")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--no-classes", action="store_true", help="skip the five-class comparison")
     args = parser.parse_args(argv)
     try:
-        rep = reproduce(parse_assignments(args.set), classes=not args.no_classes)
+        base = file_inputs(args.inputs) if args.inputs else {}
+        rep = reproduce({**base, **parse_assignments(args.set)}, classes=not args.no_classes)
     except ModelError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2

@@ -264,3 +264,21 @@ def test_the_recorder_refuses_bad_options_in_one_line(args, option, tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and option in err
     assert not (tmp_path / "rec").exists()          # refused before any work
+
+
+def test_the_report_reproduces_the_tables_with_a_files_inputs(capsys):
+    """``python -m models.tpcc_smp.report --inputs FILE`` takes the file's inputs, not its
+    configuration (each published case keeps its own CPUs, buses, disks and mapping)."""
+    from models.tpcc_smp.report import CONFIGURATION_KEYS, file_inputs, main, reproduce
+
+    path = ROOT / "data" / "tpcc" / "c6-postgres.toml"
+    inputs = file_inputs(path)
+    assert not set(inputs) & set(CONFIGURATION_KEYS)
+    assert inputs["workload.disk_reads"] == pytest.approx([29.0, 0.8, 2.9, 13.8, 106.7], abs=0.05)
+    rep = reproduce(inputs, classes=False)
+    c1 = rep.tpmc[(rep.tpmc.table == 10)].model.to_numpy()
+    assert np.ptp(c1) < 0.01 * c1.mean()        # I/O-bound on one disk: the CPUs change nothing
+    assert main(["--inputs", str(path), "--no-classes"]) == 0
+    assert "tpmC relative error" in capsys.readouterr().out
+    assert main(["--inputs", str(ROOT / "data" / "examples" / "two-class.toml")]) == 2
+    assert "--inputs" in capsys.readouterr().err
