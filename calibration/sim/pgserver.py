@@ -96,7 +96,8 @@ class PostgresServer:
             return argv
         return ["runuser", "-u", self._run_as.pw_name, "--", *argv]
 
-    def _own(self, path: Path) -> None:
+    def own(self, path: Path) -> None:
+        """Give ``path`` to the server's user (when this process is root)."""
         if self._run_as is not None:
             os.chown(path, self._run_as.pw_uid, self._run_as.pw_gid)
 
@@ -117,9 +118,9 @@ class PostgresServer:
         """Create the cluster (trust authentication over the socket only)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self._check_reachable()
-        self._own(self.directory)
+        self.own(self.directory)
         self.socket.mkdir(exist_ok=True)
-        self._own(self.socket)
+        self.own(self.socket)
         if (self.data / "PG_VERSION").is_file():
             return
         done = subprocess.run(self._command([str(self.bindir / "initdb"), "-D", str(self.data), "-U", self.user,

@@ -261,8 +261,7 @@ def trace(cluster, out, terminals: int = 8, transactions: int = 12, warmup: int 
     raw = work / "lackey"
     raw.mkdir()
     server = PostgresServer(work)
-    if server._run_as is not None:
-        os.chown(raw, server._run_as.pw_uid, server._run_as.pw_gid)
+    server.own(raw)
     rng = np.random.default_rng(seed)
     plans = [[IDLE, IDLE] + [str(k) for k in rng.choice(tpcc_db.TRANSACTIONS, size=transactions, p=MIX)]
              for _ in range(terminals)]
@@ -422,18 +421,21 @@ def record(out, terminals: int = 8, transactions: int = 12, warmup: int = 1, io_
     facts = trace(cluster, out, terminals, transactions, warmup, seed, scale, keep_logs, count)
     facts.update({"io_seconds": round(io_seconds, 1), "io_transactions_per_type": io_transactions,
                   "rows": rows})
-    _write_manifest(out / "tpcc.toml", terminals, _shared_from(out / "tpcc.toml"), facts)
+    _add_facts(out / "tpcc.toml", facts)
     if not workdir and not keep_logs:
         shutil.rmtree(work)
     return facts
 
 
-def _shared_from(manifest: Path) -> list:
+def _add_facts(manifest: Path, facts: dict) -> None:
+    """The whole recording's facts as the manifest's ``[recording]``."""
     import tomllib
 
+    import tomli_w
+
     doc = tomllib.loads(manifest.read_text())
-    return [(s["start"], s["end"], {"main": "/dev/zero", "sysv": "SYSV"}.get(s["name"], s["name"]))
-            for s in doc["shared"]]
+    doc["recording"] = facts
+    manifest.write_text(tomli_w.dumps(doc))
 
 
 def excerpt(recording, out, references: int = 200_000) -> Path:
