@@ -25,7 +25,15 @@ Co-scheduled threads sharing one cache (Fedorova, Seltzer, Small & Nussbaum,
 * COMB combines the threads' histograms with every distance multiplied by ``scale``
   (N or N - 1 for N threads; the paper found N - 1 better for larger caches), and solves
   the model once on the combination;
-* AVG predicts each thread alone in cache/N and averages.
+* AVG predicts each thread alone in cache/N and averages;
+* RATE (ours, after StatStack's footprint and the interleaving of Chandra, Guo, Kim &
+  Solihin, "Predicting inter-thread cache contention on a chip multi-processor
+  architecture", HPCA 2005): a reuse of thread i over r of its own references sees,
+  besides its own F_i(r) distinct blocks, the F_j(r a_j / a_i) blocks each co-runner j
+  touches in the same time, a_j being j's references per cycle and F the expected
+  footprint of a window (:func:`footprint`); it misses when their sum reaches the cache's
+  lines.  Unlike COMB's scale N - 1 it lets a thread that rarely reaches the cache
+  disturb the others little.
 
 Both weight thread i by its share of the group's references, ``weights`` (default:
 references per instruction, i.e. threads retiring instructions at equal rates).  The paper averages with equal
@@ -43,10 +51,10 @@ import numpy as np
 from mva.errors import ModelError
 
 __all__ = ["lru_miss_ratio", "statcache_miss_ratio", "statstack_miss_ratio", "group_miss_ratio",
-           "reference_weights", "MODELS", "METHODS"]
+           "rate_miss_ratios", "working_set_miss_ratio", "footprint", "reference_weights", "MODELS", "METHODS"]
 
 MODELS = ("lru", "statcache")
-METHODS = ("avg", "comb")
+METHODS = ("avg", "comb", "rate")
 
 
 def _lines(profile, cache_bytes) -> float:
@@ -68,14 +76,7 @@ def lru_miss_ratio(profile, cache_bytes: float, assoc: int | None = None, scale:
     counts = profile.stack_counts
     d = np.flatnonzero(counts)
     distance = d * scale
-    if assoc is None or assoc >= lines:
-        missed = counts[d][distance >= lines].sum()
-    else:
-        from scipy.stats import binom
-
-        sets = max(int(round(lines / assoc)), 1)
-        p_miss = binom.sf(assoc - 1, np.floor(distance), 1.0 / sets) if sets > 1 else (distance >= assoc) * 1.0
-        missed = float(np.dot(counts[d], p_miss))
+    missed = float(np.dot(counts[d], _miss_probability(distance, lines, assoc)))
     return float((profile.cold + missed) / profile.references)
 
 
@@ -152,6 +153,60 @@ def statcache_miss_ratio(profile, cache_bytes: float, scale: float = 1.0) -> flo
     return _statcache_solve([(1.0, r * scale, w, cold)], lines)[0]
 
 
+def footprint(profile, window) -> np.ndarray:
+    """Expected distinct blocks in a window of ``window`` references (array or scalar) of
+    ``profile``'s stream: the integral of P(reuse distance > k) over k < window
+    (StatStack's identity, Eklov & Hagersten 2010), from the binned reuse distances."""
+    x = np.asarray(window, float)
+    r, w, cold = profile.reuse_distribution()
+    if r.size == 0:
+        return np.minimum(x, 1.0) * cold if profile.references else np.zeros_like(x)
+    order = np.argsort(r)
+    r, w = r[order], w[order]
+    # survival on [r_{m-1}, r_m) is cold + the weight of distances >= r_m
+    survival = cold + (w.sum() - np.concatenate([[0.0], np.cumsum(w)[:-1]]))
+    edges = np.concatenate([[0.0], r])
+    integral = np.concatenate([[0.0], np.cumsum(np.diff(edges) * survival)])
+    m = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, r.size)
+    tail = np.where(m < r.size, survival[np.minimum(m, r.size - 1)], cold)
+    return integral[m] + (x - edges[m]) * tail
+
+
+def _miss_probability(distance, lines: float, assoc: int | None):
+    """P(miss) of a reference at (expected) stack distance ``distance`` in an LRU cache of
+    ``lines`` lines: a step at ``lines`` when fully associative, Hill & Smith's
+    P[Binomial(d, 1/S) >= A] with S = lines / A sets when ``assoc`` is given."""
+    d = np.asarray(distance, float)
+    if assoc is None or assoc >= lines:
+        return (d >= lines) * 1.0
+    from scipy.stats import binom
+
+    sets = max(int(round(lines / assoc)), 1)
+    return binom.sf(assoc - 1, np.floor(d), 1.0 / sets) if sets > 1 else (d >= assoc) * 1.0
+
+
+def rate_miss_ratios(profiles, cache_bytes: float, access_rates, assoc: int | None = None) -> np.ndarray:
+    """Each thread's misses per reference in an LRU cache of ``cache_bytes`` (fully
+    associative, or ``assoc``-way) shared with the others (RATE in the module
+    docstring); ``access_rates``: each thread's references to the cache per cycle."""
+    lines = _lines(profiles[0], cache_bytes)
+    a = np.asarray(access_rates, float)
+    out = np.zeros(len(profiles))
+    for i, p in enumerate(profiles):
+        if p.references == 0:
+            continue
+        r, w, cold = p.reuse_distribution()
+        if a[i] <= 0:
+            out[i] = 1.0
+            continue
+        reach = footprint(p, r)
+        for j, q in enumerate(profiles):
+            if j != i and q.references > 0 and a[j] > 0:
+                reach = reach + footprint(q, r * a[j] / a[i])
+        out[i] = cold + float(np.dot(w, _miss_probability(reach, lines, assoc)))
+    return out
+
+
 def reference_weights(profiles) -> np.ndarray:
     """Each thread's share of a group's references when all retire instructions at the
     same rate: references per instruction, normalised."""
@@ -165,8 +220,9 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
     array of each thread's).  ``method`` avg or comb; ``model`` lru (exact or StatStack)
     or statcache; ``scale`` COMB's distance multiplier (default N - 1, at least 1);
     ``assoc`` for the LRU set-associative estimate."""
-    if method not in METHODS:
-        raise ModelError("method", f"unknown co-scheduling method {method!r}; choose {', '.join(METHODS)}")
+    if method not in METHODS[:2]:
+        raise ModelError("method", f"unknown co-scheduling method {method!r}; choose {', '.join(METHODS[:2])} "
+                                   "(rate needs the threads' access rates: rate_miss_ratios)")
     if model not in MODELS:
         raise ModelError("model", f"unknown cache model {model!r}; choose {', '.join(MODELS)}")
     profiles = list(profiles)
@@ -191,3 +247,35 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
         parts.append((s, r * scale, w, cold))
     ratio, each = _statcache_solve(parts, _lines(profiles[0], cache_bytes))
     return ratio, np.array(each)
+
+
+def working_set_miss_ratio(profiles, cache_bytes: float, window: float, assoc: int | None = None,
+                           weights=None) -> float:
+    """The working-set model's miss ratio of threads sharing a cache (Denning, "The working
+    set model for program behavior", CACM 11(5), 1968; set mapping as in Agarwal,
+    Horowitz & Hennessy, "An analytical cache model", ACM TOCS 7(2), 1989), the model
+    Fedorova et al. (§6.1) found wrong by about a factor of two.
+
+    In a window of ``window`` references of the group, thread i makes ``window x w_i``
+    (``weights``: shares of the references, default equal) and touches its working set
+    u_i = F_i(window w_i) (:func:`footprint`); the group's working set is u = sum u_i.
+    References are spread uniformly over it (Denning's assumption), so they miss in
+    the share of it the cache cannot hold: 1 - C/u when fully associative, and with
+    ``assoc`` ways in S sets the share of u's blocks beyond A in their set, u blocks
+    falling binomially on the sets (AHH's intrinsic interference): 1 - S E[min(X, A)] / u
+    with X ~ Binomial(u, 1/S)."""
+    profiles = list(profiles)
+    share = np.full(len(profiles), 1.0 / len(profiles)) if weights is None else np.asarray(weights, float) / np.sum(weights)
+    u = sum(float(footprint(p, window * s)) for p, s in zip(profiles, share, strict=True) if p.references)
+    lines = _lines(profiles[0], cache_bytes)
+    if u <= 0:
+        return 0.0
+    if assoc is None or assoc >= lines:
+        return max(0.0, 1.0 - lines / u)
+    from scipy.stats import binom
+
+    sets = max(int(round(lines / assoc)), 1)
+    n = max(int(round(u)), 1)
+    k = np.arange(assoc)
+    resident = sets * float(np.dot(k, binom.pmf(k, n, 1.0 / sets)) + assoc * binom.sf(assoc - 1, n, 1.0 / sets))
+    return max(0.0, 1.0 - resident / n)

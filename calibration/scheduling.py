@@ -5,9 +5,10 @@ causes and prevention", AFIPS FJCC 1968).
 
 Every group of ``contexts`` threads (one per hardware context of a core) gets a predicted
 L2 miss rate from the threads' reuse profiles
-(:func:`calibration.profiles.cmt_core.group_prediction`: COMB or AVG of
-:mod:`calibration.missratio`, weighted by the CMT core model's reference rates; L2
-misses over L1 misses as the simulator counts them).
+(:func:`calibration.profiles.cmt_core.group_prediction`: by default RATE on the streams
+of the threads' L1 misses, chosen on the CMT study's tuning programs; COMB or AVG of
+:mod:`calibration.missratio` on request; L2 misses over L1 misses as the simulator
+counts them).
 Groups under a threshold are *admissible*; the default threshold is the lowest that
 leaves every thread in some admissible group (the paper chose its thresholds "as low as
 possible" without excluding a workload, Table 5).  Two policies pick one group per time
@@ -76,10 +77,11 @@ def resolve_schedule(workload, config):
         return config
     from dataclasses import replace
 
-    from .profiles.cmt_core import predict_groups, thread_profiles
+    from .profiles.cmt_core import predict_groups, thread_localities
+    from .sim.cmt import load_threads
 
-    profiles = thread_profiles(workload, config.block)
-    groups, _ = balance_set_schedule(predict_groups(profiles, config), len(profiles), config.schedule)
+    localities = thread_localities(load_threads(workload, config.block, config.references, config.seed), config)
+    groups, _ = balance_set_schedule(predict_groups(localities, config), len(localities), config.schedule)
     return replace(config, schedule=groups)
 
 

@@ -143,3 +143,26 @@ def run_slice(until, ctx_thread, gap, block, start, length, pos, pending, ready,
         else:
             now = max(now + 1, soonest)
     state[0] = now
+
+
+@jit
+def l1_miss_mask(block, sets, ways, miss):
+    """Run one thread's block stream ``block`` through an LRU cache of ``sets`` x ``ways``
+    (set = block mod sets, as :func:`run_slice` places it) twice, the stream looped, and
+    set ``miss[i]`` when reference i misses in the second pass: the steady-state stream
+    a cache behind this one sees.  Returns the second pass's misses."""
+    tags = np.full(sets * ways, -1, np.int64)
+    stamps = np.zeros(sets * ways, np.int64)
+    clock = 0
+    n = block.shape[0]
+    count = 0
+    for sweep in range(2):
+        for i in range(n):
+            clock += 1
+            b = block[i]
+            hit = _touch(tags, stamps, (b % sets) * ways, ways, b, clock)
+            if sweep == 1:
+                miss[i] = not hit
+                if not hit:
+                    count += 1
+    return count

@@ -37,7 +37,8 @@ from ._synthetic_kernel import (HISTORY, N_PARAMS, N_STREAMS, P_CODE, P_JUMP, P_
 from .traces import CHUNK_REFERENCES, LOAD, STORE, Chunk
 from .workload import Process, SharedRange, Workload
 
-__all__ = ["Request", "Application", "PRESETS", "generate", "preset_request", "locality_thread", "LOCALITY_PATTERNS"]
+__all__ = ["Request", "Application", "PRESETS", "generate", "preset_request", "locality_thread", "cpi_thread",
+           "LOCALITY_PATTERNS"]
 
 UNIT = 32                       # the block size of Foglia et al.'s (2004) statistics (bytes)
 CODE_BASE = 0x0040_0000
@@ -384,5 +385,40 @@ def locality_thread(name: str, pattern: str, footprint: int, instructions: int =
             size[where] = 8
             done += n
             yield Chunk(op, addr, size, np.zeros(total, bool))
+
+    return Process(name, chunks, None)
+
+
+def cpi_thread(name: str, cpi: float, l2_latency: int = 22, ops: int = 64, blocks: int = 256, base: int = 0x10000000,
+               block: int = 64) -> Process:
+    """A microbenchmark of single-threaded CPI ``cpi`` on the CMT machine (Fedorova,
+    Seltzer, Small & Nussbaum 2004, §3: threads of CPI 1, 6, 11 and 16; ours [REC]): an
+    op is a loop of 1024 instructions of which k = round(1024 (cpi - 1) / (l2_latency - 1))
+    are loads spread evenly over it, each to the next of ``blocks`` blocks in turn, more
+    than an 8 KiB L1 holds and little of an L2: alone, each load misses the L1 and hits
+    the L2, costing ``l2_latency`` cycles instead of one.  With k = 0 (CPI 1) an op makes
+    one load, always to the same block (an L1 hit: the machine needs a data reference).
+    ``ops`` loops are one pass."""
+    if not 1.0 <= cpi <= l2_latency or l2_latency < 2:
+        raise ModelError("cpi", f"must be from 1 to the L2 latency {l2_latency}, got {cpi!r}")
+    loads = int(round(1024 * (cpi - 1) / (l2_latency - 1)))
+    at = set((np.arange(loads) * 1024) // max(loads, 1)) if loads else set()
+
+    def chunks():
+        op, addr = [], []
+        j = 0
+        for _ in range(ops):
+            for i in range(1024):
+                op.append(0)
+                addr.append(0x400000 + 4 * i)
+                if i in at:
+                    op.append(LOAD)
+                    addr.append(base + block * (j % blocks))
+                    j += 1
+                elif not loads and i == 0:
+                    op.append(LOAD)
+                    addr.append(base)
+        n = len(op)
+        yield Chunk(np.array(op, np.uint8), np.array(addr, np.uint64), np.full(n, 8, np.uint16), np.zeros(n, bool))
 
     return Process(name, chunks, None)

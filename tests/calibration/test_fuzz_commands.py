@@ -205,8 +205,8 @@ STUDIES = {
     "svm": (["--small", "--nodes", "4", "--kernels", "fft", "--processes", "1", "--events", "20000"],
             [("--events", ["0", "1", "-5", "99999999999999"]), ("--nodes", ["0", "-1", "x"]),
              ("--plot", ["/missing/x.png", "x.xyz"]), ("--kernels", ["bogus"])]),
-    "cmt": (["--small", "--cycles", "50000"],
-            [("--cycles", ["0", "-5", "x", "1e300"]), ("--slice", ["0", "-1", "x"]),
+    "cmt": (["--small", "--groups", "1", "--cycles", "50000"],
+            [("--cycles", ["0", "-5", "x", "1e300"]), ("--slice", ["0", "-1", "x"]), ("--groups", ["0", "-1", "x"]),
              ("--traces", ["/missing", "data/traces/ls.npz"]), ("--method", ["avg", "comb", "x"]),
              ("--csv", ["/missing/dir/p"])]),
 }

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SMALL = {
     "ccnuma": ["--small", "--processes", "1"],
     "svm": ["--small", "--nodes", "4", "--events", "100000", "--processes", "1"],
-    "cmt": ["--small", "--cycles", "100000", "--slice", "50000"],
+    "cmt": ["--small", "--groups", "1", "--slice", "50000"],
     "tpcw": ["--references", "130000"],
     "tpcc": [],
     "tpcc_postgres": [],

@@ -110,16 +110,17 @@ def test_the_ccnuma_study_runs_small_at_its_default_64_nodes(capsys):
 
 
 @pytest.mark.parametrize("args, option", [(["--cycles", "0"], "--cycles"), (["--slice", "0"], "--slice"),
-                                          (["--cycles", "-5"], "--cycles"), (["--traces", "/missing"], "--traces")])
+                                          (["--cycles", "-5"], "--cycles"), (["--traces", "/missing"], "--traces"),
+                                          (["--groups", "0"], "--groups")])
 def test_cmt_study_options_are_checked_not_ignored(args, option, one_line):
     assert cmt_study.main(["--small", *args]) == 2
     one_line(option)
 
 
 def test_cmt_error_factors_are_finite_with_zeros_raised_to_one_miss():
-    from calibration.studies.cmt import _factor
+    from calibration.studies.cmt_corpus import error_factor
 
-    f = _factor([0.0, 0.2, 0.0], [0.1, 0.0, 0.0], [0.01, 0.01, 0.01])
+    f = error_factor([0.0, 0.2, 0.0], [0.1, 0.0, 0.0], [0.01, 0.01, 0.01])
     assert np.all(np.isfinite(f))
     assert f.tolist() == pytest.approx([10.0, 20.0, 1.0])
 
