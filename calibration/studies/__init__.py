@@ -15,7 +15,9 @@ command line (:mod:`~calibration.studies.cli`):
 * :mod:`~calibration.studies.svm`: Bilas, Jiang, Zhou & Singh, software shared memory by
   layers (HPCA 1999);
 * :mod:`~calibration.studies.cmt`: Fedorova, Seltzer, Small & Nussbaum, chip
-  multithreading (Harvard TR-17-04, 2004).
+  multithreading (Harvard TR-17-04, 2004), with its program corpus and leave-programs-out
+  evaluation (:mod:`~calibration.studies.cmt_corpus`) and the paper's pipeline and L1
+  experiments (:mod:`~calibration.studies.cmt_sections`).
 
 Exit status of every study: 0 when it ran (whatever its findings' verdicts: a finding
 that fails is a result, not an error), 2 for bad input (one line naming the option).

@@ -10,6 +10,9 @@
 # One run per program; its lackey log goes through a pipe to sed, which writes the two
 # windows and quits after the second, and valgrind is then stopped, so neither time nor
 # disk grows with the program's length. Writes OUTDIR/NAME-a.npz and NAME-b.npz.
+# zstd and gnuchess spend their first 10^8 references clearing their tables (one stream,
+# one miss per block at any cache size), so their windows are later (at=FIRST,SECOND
+# below, whatever the arguments say).
 set -e
 out=${1:?usage: record-cmt.sh OUTDIR [FIRST SECOND KEEP [PROGRAM ...]]}
 first=${2:-40000000}
@@ -53,13 +56,14 @@ table.sort(keys, function(a, b) return t[a] > t[b] or (t[a] == t[b] and a < b) e
 print(n, #keys)
 LUA
 cc1=$(gcc -print-prog-name=cc1)
-record() {   # [input=FILE] record NAME COMMAND...  (standard input: FILE, default /dev/null)
+record() {   # [input=FILE] [at=FIRST,SECOND] record NAME COMMAND...  (standard input: FILE, default /dev/null)
     name=$1; shift
+    a=${at%,*}; a=${a:-$first}; b=${at#*,}; b=${b:-$second}
     if [ -n "$only" ] && ! echo " $only " | grep -q " $name "; then return 0; fi
     rm -f "$name.pipe" && mkfifo "$name.pipe"
     valgrind --tool=lackey --trace-mem=yes --log-file="$name.pipe" "$@" <"${input:-/dev/null}" >/dev/null 2>&1 &
-    sed -n -e "$((first + 1)),$((first + keep))w $name-a.lackey" \
-           -e "$((second + 1)),$((second + keep))w $name-b.lackey" -e "$((second + keep))q" "$name.pipe"
+    sed -n -e "$((a + 1)),$((a + keep))w $name-a.lackey" \
+           -e "$((b + 1)),$((b + keep))w $name-b.lackey" -e "$((b + keep))q" "$name.pipe"
     kill -KILL $! 2>/dev/null || true   # valgrind goes on after its reader is gone otherwise
     wait $! 2>/dev/null || true
     rm -f "$name.pipe"
@@ -72,11 +76,12 @@ record() {   # [input=FILE] record NAME COMMAND...  (standard input: FILE, defau
         mva trace convert "$name-$phase.lackey" -o "$name-$phase.npz" --force
         rm -f "$name-$phase.lackey"
     done
+    at=; input=          # a shell that keeps a call's assignments must not pass them on
 }
 record xz xz -6 -c in.txt
 record bzip2 bzip2 -9 -c in.txt
 record gzip gzip -9 -c in.txt
-record zstd zstd -19 -T1 -c in.txt
+at=300000000,500000000 record zstd zstd -19 -T1 -c in.txt
 record perl perl -e 'my %h; for my $i (1 .. 3000000) { $h{($i * 7919) % 400000} .= "x" }'
 record python /usr/bin/python3 -c 'import collections; c = collections.Counter(w for _ in range(3) for w in open("in.txt").read().split()); print(len(sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))))'
 record lua lua5.4 in.lua
@@ -91,4 +96,4 @@ record jq jq 'group_by(.word) | map({word: .[0].word, total: (map(.value) | add)
 record cc1 "$cc1" -quiet -O2 in.c -o /dev/null
 record stockfish /usr/games/stockfish bench 16 1 12 default depth     # 16 MB hash, 1 thread, depth 12
 printf 'depth 9\ngo\nquit\n' > chess.in
-input=chess.in record gnuchess /usr/games/gnuchess -q
+input=chess.in at=250000000,450000000 record gnuchess /usr/games/gnuchess -q

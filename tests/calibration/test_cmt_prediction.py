@@ -24,23 +24,21 @@ def lru_hierarchy_misses(stream, l1_lines, l2_lines, passes=3):
     """L2 misses in the last of ``passes`` passes of ``stream`` through a fully-associative
     LRU L1 whose misses go to a fully-associative LRU L2 (allocate on miss, no
     inclusion): the machine's hierarchy with one set per level, by brute force."""
+    def hit(cache, b, lines):
+        if b in cache:
+            cache.move_to_end(b)
+            return True
+        cache[b] = True
+        if len(cache) > lines:
+            cache.popitem(last=False)
+        return False
+
     l1, l2 = OrderedDict(), OrderedDict()
     misses = 0
     for k in range(passes):
         for b in stream:
-            if b in l1:
-                l1.move_to_end(b)
-                continue
-            l1[b] = True
-            if len(l1) > l1_lines:
-                l1.popitem(last=False)
-            if b in l2:
-                l2.move_to_end(b)
-                continue
-            l2[b] = True
-            if len(l2) > l2_lines:
-                l2.popitem(last=False)
-            misses += k == passes - 1
+            if not hit(l1, b, l1_lines) and not hit(l2, b, l2_lines):
+                misses += k == passes - 1
     return misses
 
 
