@@ -95,5 +95,5 @@ record bc bc -l pi.bc
 record jq jq 'group_by(.word) | map({word: .[0].word, total: (map(.value) | add)}) | sort_by(.total) | length' in.json
 record cc1 "$cc1" -quiet -O2 in.c -o /dev/null
 record stockfish /usr/games/stockfish bench 16 1 12 default depth     # 16 MB hash, 1 thread, depth 12
-printf 'depth 9\ngo\nquit\n' > chess.in
-input=chess.in at=250000000,450000000 record gnuchess /usr/games/gnuchess -q
+printf 'book off\nsetboard r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9\ndepth 8\ngo\nquit\n' > chess.in
+input=chess.in at=380000000,520000000 record gnuchess /usr/games/gnuchess -q -M 1

@@ -151,3 +151,19 @@ def test_group_prediction_rejects_unknown_choices():
         group_prediction(loc, CMTConfig(), "avg", stream="bogus")
     with pytest.raises(ModelError, match="stream"):
         group_prediction([loc[0].whole], CMTConfig(), "avg", stream="l1-misses")
+
+
+def test_l2_equivalence_by_hand():
+    import pandas as pd
+
+    from calibration.studies.cmt import l2_equivalence
+
+    sched = pd.DataFrame({"scheduler": ["round-robin", "fair"], "l2_kib": [384, 384], "l2_miss_ratio": [0.4, 0.1]})
+    # round-robin halves its miss rate per doubling: 0.2 at 768 KiB, 0.1 at 1536 KiB (4x), 0.05 at 3072
+    larger = pd.DataFrame({"scheduler": ["round-robin"] * 3, "l2_kib": [768, 1536, 3072],
+                           "l2_miss_ratio": [0.2, 0.1, 0.05]})
+    assert l2_equivalence(sched, larger) == pytest.approx(4.0)
+    # between sizes, log-linear: FAIR at 0.15 is reached between 768 and 1536 KiB
+    assert 2.0 < l2_equivalence(sched.assign(l2_miss_ratio=[0.4, 0.15]), larger) < 4.0
+    # never reached within the sizes run
+    assert l2_equivalence(sched.assign(l2_miss_ratio=[0.4, 0.01]), larger) == float("inf")
