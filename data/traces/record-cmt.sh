@@ -10,9 +10,11 @@
 # One run per program; its lackey log goes through a pipe to sed, which writes the two
 # windows and quits after the second, and valgrind is then stopped, so neither time nor
 # disk grows with the program's length. Writes OUTDIR/NAME-a.npz and NAME-b.npz.
-# zstd and gnuchess spend their first 10^8 references clearing their tables (one stream,
-# one miss per block at any cache size), so their windows are later (at=FIRST,SECOND
-# below, whatever the arguments say).
+# zstd, stockfish and gnuchess spend their first 10^8 references or more starting up
+# (zstd and gnuchess clearing tables: one stream, one miss per block at any cache size;
+# stockfish building its tables and network), so their windows are later: at=FIRST,SECOND
+# below, whatever the arguments say. gnuchess's phase a is still in its start-up (the
+# search begins between 320 and 420 million lines; the run ends before 450 million).
 set -e
 out=${1:?usage: record-cmt.sh OUTDIR [FIRST SECOND KEEP [PROGRAM ...]]}
 first=${2:-40000000}
@@ -94,6 +96,7 @@ printf 'scale=2500; 4 * a(1)\nquit\n' > pi.bc
 record bc bc -l pi.bc
 record jq jq 'group_by(.word) | map({word: .[0].word, total: (map(.value) | add)}) | sort_by(.total) | length' in.json
 record cc1 "$cc1" -quiet -O2 in.c -o /dev/null
-record stockfish /usr/games/stockfish bench 16 1 12 default depth     # 16 MB hash, 1 thread, depth 12
-printf 'book off\nsetboard r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9\ndepth 8\ngo\nquit\n' > chess.in
-input=chess.in at=380000000,520000000 record gnuchess /usr/games/gnuchess -q -M 1
+at=800000000,950000000 record stockfish /usr/games/stockfish bench 16 1 12 default depth   # 16 MB hash, 1 thread, depth 12
+# a middle-game position out of the opening book, a depth-8 search whatever the clock says (valgrind is slow)
+printf 'book off\nst 100000\nsetboard r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9\ndepth 8\ngo\nquit\n' > chess.in
+input=chess.in at=320000000,420000000 record gnuchess /usr/games/gnuchess -q -M 1     # 1 MB hash
