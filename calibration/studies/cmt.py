@@ -206,8 +206,8 @@ def findings(acc: pd.DataFrame, ws: dict, sched: pd.DataFrame, larger: pd.DataFr
                   f"{', '.join(f'{w:,}: {v:.3g}' for w, v in windows.items())}")
     top = larger.sort_values("l2_kib").iloc[-1] if len(larger) else None
     ceiling = f"; round-robin at {int(top.l2_kib)} KiB, with {1 - top.l2_miss_ratio / rr.l2_miss_ratio.iloc[-1]:.0%} " \
-              f"fewer L2 misses than at {int(rr.index[-1])} KiB, is only {top.ipc / rr.ipc.iloc[-1] - 1:+.1%} faster: " \
-              "four contexts hide most of a miss" if top is not None else ""
+              f"fewer L2 misses than at {int(rr.index[-1])} KiB, is {top.ipc / rr.ipc.iloc[-1] - 1:+.1%} faster, about " \
+              "the most fewer misses can give this mix there" if top is not None else ""
     measured["balance-set-ipc"] = explained(
         "balance-set-ipc", float(perf.ipc_gain.median()),
         f"PERF's gain by L2 size {', '.join(f'{k} KiB {v:+.1%}' for k, v in perf.ipc_gain.items())}{ceiling}")
