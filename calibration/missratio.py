@@ -54,7 +54,9 @@ __all__ = ["lru_miss_ratio", "statcache_miss_ratio", "statstack_miss_ratio", "gr
            "rate_miss_ratios", "working_set_miss_ratio", "footprint", "reference_weights", "MODELS", "METHODS"]
 
 MODELS = ("lru", "statcache")
-METHODS = ("avg", "comb", "rate")
+#: The methods of :func:`group_miss_ratio`; RATE, which needs the threads' rates, is
+#: :func:`rate_miss_ratios`.
+METHODS = ("avg", "comb")
 
 
 def _lines(profile, cache_bytes) -> float:
@@ -159,8 +161,8 @@ def footprint(profile, window) -> np.ndarray:
     (StatStack's identity, Eklov & Hagersten 2010), from the binned reuse distances."""
     x = np.asarray(window, float)
     r, w, cold = profile.reuse_distribution()
-    if r.size == 0:
-        return np.minimum(x, 1.0) * cold if profile.references else np.zeros_like(x)
+    if r.size == 0:                  # no re-reference: every reference is a new block
+        return x * cold
     order = np.argsort(r)
     r, w = r[order], w[order]
     # survival on [r_{m-1}, r_m) is cold + the weight of distances >= r_m
@@ -220,8 +222,8 @@ def group_miss_ratio(profiles, cache_bytes: float, method: str = "avg", model: s
     array of each thread's).  ``method`` avg or comb; ``model`` lru (exact or StatStack)
     or statcache; ``scale`` COMB's distance multiplier (default N - 1, at least 1);
     ``assoc`` for the LRU set-associative estimate."""
-    if method not in METHODS[:2]:
-        raise ModelError("method", f"unknown co-scheduling method {method!r}; choose {', '.join(METHODS[:2])} "
+    if method not in METHODS:
+        raise ModelError("method", f"unknown co-scheduling method {method!r}; choose {', '.join(METHODS)} "
                                    "(rate needs the threads' access rates: rate_miss_ratios)")
     if model not in MODELS:
         raise ModelError("model", f"unknown cache model {model!r}; choose {', '.join(MODELS)}")

@@ -18,6 +18,7 @@ import numpy as np
 
 from mva.errors import ModelError
 
+from ..missratio import METHODS as SHARING_METHODS
 from ..missratio import group_miss_ratio, rate_miss_ratios
 
 __all__ = ["thread_profiles", "ThreadLocality", "thread_localities", "l1_partition", "core_model",
@@ -25,8 +26,8 @@ __all__ = ["thread_profiles", "ThreadLocality", "thread_localities", "l1_partiti
 
 #: Ways of predicting a shared cache's misses from the threads' profiles: the paper's COMB
 #: and AVG (:mod:`calibration.missratio`) and ``rate``, each thread's reuses stretched by
-#: the blocks its co-runners touch in the same time (:func:`_rate_miss_ratios`).
-METHODS = ("avg", "comb", "rate")
+#: the blocks its co-runners touch in the same time (:func:`calibration.missratio.rate_miss_ratios`).
+METHODS = (*SHARING_METHODS, "rate")
 #: The method the balance-set scheduler uses, chosen on the CMT study's tuning programs
 #: (:mod:`calibration.studies.cmt_corpus`) and judged on its held-out ones.
 DEFAULT_METHOD = "rate"
@@ -113,7 +114,7 @@ def core_model(memory_instructions, l1_misses, l2_misses, config):
                     "latency.memory": config.memory_latency, "line_cycles": config.line_cycles})
 
 
-def group_prediction(threads, config, method: str = "avg", model: str = "lru", stream: str | None = None,
+def group_prediction(threads, config, method: str = DEFAULT_METHOD, model: str = "lru", stream: str | None = None,
                      rounds: int = 4) -> dict:
     """Predicted L1 and L2 behaviour and IPC of threads sharing one core of ``config``
     (a :class:`~calibration.sim.cmt.CMTConfig`), from their profiles alone.
@@ -206,8 +207,8 @@ def predict_groups(profiles, config, method: str = DEFAULT_METHOD, model: str = 
 def steady_run(threads, config, prediction: dict | None = None, passes: float = 1.0) -> tuple[int, int]:
     """(warm-up, measured) cycles for the group ``threads`` (:class:`ThreadLocality`) on
     one core of ``config`` to be measured in steady state, from their profiles and the
-    predicted instruction rates (``prediction`` from :func:`group_prediction`, AVG when
-    not given):
+    predicted instruction rates (``prediction`` from :func:`group_prediction`, computed
+    when not given):
 
     * warm-up: twice the time the blocks the threads' L2 streams are expected to touch
       (the footprints F_i of :func:`calibration.missratio.footprint` at each thread's
@@ -224,7 +225,7 @@ def steady_run(threads, config, prediction: dict | None = None, passes: float = 
     from ..missratio import footprint
 
     threads = list(threads)
-    pr = prediction or group_prediction(threads, config, "avg")
+    pr = prediction or group_prediction(threads, config)
     rate = np.asarray(pr["thread_ipc"], float)
     ways = l1_partition(config, len(threads))
     streams = [t.misses[ways] for t in threads]

@@ -35,7 +35,7 @@ from mva.errors import ModelError
 from mva.jit import clock, seconds_since
 from mva.output import refuse_overwrite
 
-from ..profiles.cmt_core import METHODS, predict_groups, thread_localities
+from ..profiles.cmt_core import DEFAULT_METHOD, METHODS, predict_groups, thread_localities
 from ..scheduling import balance_set_schedule
 from ..sim.cmt import CMTConfig, load_threads, simulate_cmt
 from ..sim.synthetic import locality_thread
@@ -82,7 +82,7 @@ def _process(traces, name) -> Process:
     return Process(name, (lambda p=path: read_trace(p)), None)
 
 
-def scheduling_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, method: str = CHOSEN.split("-")[-1],
+def scheduling_table(workload: Workload, config: CMTConfig, sizes=L2_SIZES, method: str = DEFAULT_METHOD,
                      localities=None, traces=None, policies=("perf", "fair")) -> pd.DataFrame:
     """Round-robin and the balance-set ``policies`` (PERF and FAIR) on one core of
     ``config.contexts`` contexts for every L2 size: IPC, L2 miss rate, share standard
@@ -183,9 +183,11 @@ def findings(acc: pd.DataFrame, ws: dict, sched: pd.DataFrame, larger: pd.DataFr
 
     def explained(claim_id, value, reason):
         """``value`` with ``reason`` where the verdict is not yes."""
-        return (value, f"{value:.4g} is outside the band {list(claims[claim_id].band)}: {reason}") \
-            if verdict(claims[claim_id], value) == "partly" else (value, reason) \
-            if verdict(claims[claim_id], value) == "no" else value
+        said = verdict(claims[claim_id], value)
+        if said == "yes":
+            return value
+        return value, (f"{value:.4g} is outside the band {list(claims[claim_id].band)}: " if said == "partly" else "") \
+            + reason
 
     held = acc[(acc.set == "held-out") & (acc.l2_kib == "all") & (acc.variant == CHOSEN)]
     rr = sched[sched.scheduler == "round-robin"].set_index("l2_kib")
@@ -255,8 +257,8 @@ def main(argv=None) -> int:
     p.add_argument("--cycles", type=int, help="measured cycles per group instead of the steady-state run (at most "
                                               f"{MAX_CYCLES:,}); runs shorter than it are reported")
     p.add_argument("--slice", type=int, help="time slice of the schedules in cycles (default 5,000,000; small 100,000)")
-    p.add_argument("--method", choices=METHODS, default=CHOSEN.split("-")[-1],
-                   help=f"prediction of the balance-set scheduler (default {CHOSEN.split('-')[-1]}, chosen on the tuning "
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"prediction of the balance-set scheduler (default {DEFAULT_METHOD}, chosen on the tuning "
                         "programs)")
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX-predictions.csv and PREFIX-scheduling.csv")
     add_study_options(p, runs=False)

@@ -155,7 +155,7 @@ def accuracy_summary(df: pd.DataFrame, variants=VARIANTS) -> pd.DataFrame:
     per L2 access, mean factor per data reference, mean |IPC error| and the share of
     groups whose model IPC is within 10%."""
     rows = []
-    for (label, size), part in [*df.groupby(["set", "l2_kib"]), *((( s, "all"), p) for s, p in df.groupby("set"))]:
+    for (label, size), part in [*df.groupby(["set", "l2_kib"]), *(((s, "all"), p) for s, p in df.groupby("set"))]:
         for v, *_ in variants:
             e = part[f"{v}_ipc_error"].abs()
             rows.append({"set": label, "l2_kib": size, "variant": v, "groups": len(part),
