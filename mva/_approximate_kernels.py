@@ -8,6 +8,15 @@ import numpy as np
 
 from ._exact_kernels import _jit
 
+#: How a priority station's higher levels preempt an arrival (``preemption`` argument):
+#: Bryant et al.'s completion-time factor with the higher classes' utilisation (pessimistic
+#: for low classes in closed networks), Chandy & Lakshmi's with the higher customers found
+#: at the station removed (optimistic near saturation, where it can put a server above
+#: 1), or the two blended by the higher classes' utilisation (the default: Chandy &
+#: Lakshmi's when the higher levels are light, Bryant et al.'s as they saturate the server;
+#: chosen on tuning networks, see ``benchmarks/accuracy_nonproduct.py``).
+PREEMPT_BKLC, PREEMPT_CL, PREEMPT_BLEND = 0, 1, 2
+
 
 @_jit
 def estimated_error(change, previous, relaxation):
@@ -34,7 +43,7 @@ def damped(relaxation):
 
 @_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
-                     marginal_correction, queue, marginal, tol, max_iter, residual):
+                     marginal_correction, queue, marginal, tol, max_iter, residual, backlog, level, preemption, blocking):
     """Solve the approximate-MVA equations at one population vector by successive
     substitution.
 
@@ -53,11 +62,20 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        p_k(j | n - e_c) (0 for Bard-Schweitzer).
     queue : (M, C) in/out              start values, then the solution Q_kc(n).
     marginal : (M, Jmax) in/out        p_k(j | n), j < J_k; start values, then solution.
-    residual : (M,) float64            (scv_k - 1) / 2 at single-server FCFS queues with
+    residual : (M,) float64            (scv_k - 1) / 2 at FCFS and priority stations with
                                        non-exponential service (0 elsewhere): adds the
                                        residual-time term sum_j U_kj(n - e_c) D_kj (scv - 1)/2,
                                        U_kj(n - e_c) estimated as X_j D_kj (n_j - [j = c]) / n_j
                                        (see :func:`mva._exact_kernels.closed_lattice_mva`).
+    backlog : (M,) bool                stations that are not product form (FCFS with
+                                       class-dependent demands, priority, multi-server FCFS
+                                       with non-exponential service): an arrival waits for
+                                       the work of the customers ahead of it, each with its
+                                       own class's demand, not for its own demand per
+                                       customer (:func:`nonproduct_residence`).
+    level : (M, C) int64               priority level of each class at a priority station
+                                       (lower served first, preemptive-resume); equal
+                                       everywhere else.
     tol : float                        stop when :func:`estimated_error` of the largest
                                        change of an iteration (|dX_c| / X_c, |dQ_kc| / n_c,
                                        |dp_k(j)|) is <= tol.
@@ -150,6 +168,11 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                     floor = head_moment + J * max(0.0, 1.0 - head_mass)
                     if arriving < floor:
                         arriving = floor
+                if backlog[k]:
+                    residence[k, c] = nonproduct_residence(k, c, d, r, arriving, inv_last[k], alone, share,
+                                                           station_queue[k], queue_correction[k, c], demand,
+                                                           population, queue, throughput, residual[k], level, preemption, blocking)
+                    continue
                 residence[k, c] = d * (r + arriving * inv_last[k])
                 if residual[k] != 0.0 and not alone:
                     extra = 0.0
@@ -191,6 +214,125 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
         if error <= tol:
             break
     return throughput, residence, removal, iterations, error
+
+
+@_jit
+def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_queue, correction, demand,
+                         population, queue, throughput, residual, level, preemption, blocking):
+    """Residence time of class ``c`` at a station that is not product form (one visit).
+
+    The customers an arrival finds are estimated as the product-form ones are
+    (Schweitzer's removal of one class-c customer, plus Linearizer's correction shared
+    over the classes in proportion to their queues), but each is worked off with its own
+    class's demand and only classes of the arrival's priority level or higher count:
+
+        R_c = [D_c + W_c + r E_c] / (1 - sum_{j in H} U_j),
+
+    L the classes of the arrival's level or higher, H those strictly higher (they preempt
+    it for as long as it stays: the completion-time factor), W_c the queueing delay of
+    the product-form formula with D_c replaced by the mean demand of the L-customers found
+    (a single server: W_c = sum_{j in L} D_j Q_j(n - e_c)), r = (scv - 1) / 2 and E_c the
+    residual-time term: sum_{j in L} U_j(n - e_c) D_j at one server (Reiser 1979), at m
+    servers Erlang's C at the offered load times the mean demand found over m.  For one
+    open class at a single server this is the Pollaczek-Khinchine mean and with priority
+    levels Cobham's (1954) preemptive-resume formula, exactly; in a closed network it is
+    the MVA priority approximation (Bryant, Krzesinski, Lakshmi & Chandy, "The MVA
+    priority approximation", ACM TOCS 2(4):335-359, 1984; ``preemption`` chooses its
+    completion-time factor, Chandy & Lakshmi's or a blend, see :data:`PREEMPT_BLEND`) and
+    the FCFS approximation of class-dependent service (Reiser 1979; Lazowska et al. 1984,
+    sec. 7.4).  Two closed-network corrections are ours, chosen on tuning networks
+    (``benchmarks/accuracy_nonproduct.py``): the residual-time term fades with the
+    station's idle share, and an arrival finds fewer customers of other kinds than the
+    time average (below).
+    """
+    if d == 0.0:
+        return 0.0      # a class that does not visit the station
+    C = demand.shape[1]
+    mine = level[k, c]
+    ahead = 0.0
+    ahead_work = 0.0
+    higher = 0.0
+    higher_cl = 0.0
+    extra = 0.0
+    offered = 0.0
+    busy = 0.0
+    uniform = True   # one demand and one level for every visiting class: nothing to correct
+    for j in range(C):
+        busy += throughput[j] * demand[k, j] * inv_last
+        if population[j] > 0.0 and demand[k, j] > 0.0 and (demand[k, j] != d or level[k, j] != mine):
+            uniform = False
+    # A customer cannot arrive while it waits here, so its arrivals avoid the times the
+    # station works for the customers it waits behind: it finds fewer of them than the
+    # time average.  Our correction (not in the literature): of the time a class-c
+    # customer spends away from here, the share with a class-j customer present is
+    # Q_j / (1 - q_c + x_c D_j (1 + r)), q_c and x_c its own share of the queue and of
+    # the throughput; derived for one server and two classes of one customer each (a
+    # two-class check is within 0.3% of the simulation); never applied to raise the count.
+    own_share = queue[k, c] / population[c]
+    own_rate = throughput[c] / population[c]
+    for j in range(C):
+        n_j = population[j]
+        if n_j == 0.0 or level[k, j] > mine:
+            continue
+        d_j = demand[k, j]
+        if level[k, j] < mine:
+            # Chandy & Lakshmi: the higher class's utilisation with its customers found
+            # here removed, X_j interpolated as X_j (n_j - Q_j) / n_j
+            higher_cl += throughput[j] * d_j * max(1.0 - queue[k, j] / n_j, 0.0)
+            higher += throughput[j] * d_j
+        if alone:
+            continue
+        seen = queue[k, j] - (share if j == c else 0.0)
+        if station_queue > 0.0:
+            seen += correction * queue[k, j] / station_queue
+        if seen < 0.0:
+            seen = 0.0
+        if blocking and not uniform:
+            seen /= max(1.0 - own_share + own_rate * d_j * (1.0 + residual), 1.0)
+        ahead += seen
+        ahead_work += d_j * seen
+        if residual != 0.0:
+            kept = (n_j - 1.0) / n_j if j == c else 1.0
+            extra += throughput[j] * d_j * d_j * kept
+            offered += throughput[j] * d_j * kept
+    mean_d = ahead_work / ahead if ahead > 0.0 else d
+    # the product-form count of customers found, with the lower levels' left out
+    found_all = 0.0 if alone else max(station_queue - share + correction, 0.0)
+    wait = mean_d * (r + (arriving - found_all + ahead) * inv_last - 1.0)
+    if wait < 0.0:
+        wait = 0.0
+    if residual != 0.0 and inv_last < 1.0:
+        # m servers: an arrival that finds all busy (Erlang C at the offered load) waits
+        # for the first of m residual lives, mean D (1 + scv) / 2m instead of D / m
+        servers = 1.0 / inv_last
+        extra = erlang_c(servers, min(offered, 0.999 * servers)) * (ahead_work / offered if offered > 0.0 else d) \
+            * inv_last
+    # In a closed network a saturated server's throughput does not depend on its service
+    # distribution: the residual-time excess fades with the station's idle share (chosen
+    # on tuning networks, see mva.nonproduct).
+    extra *= max(1.0 - busy, 0.0)
+    free = max(1.0 - higher, 1e-6)   # (an iterate past saturation; the fixed point has sum U_H < 1)
+    free_cl = max(1.0 - higher_cl, 1e-6)
+    work = d + wait + residual * extra
+    if preemption == PREEMPT_BKLC:
+        return work / free
+    if preemption == PREEMPT_CL:
+        return work / free_cl
+    # Chandy & Lakshmi near idle (their removal suits short stays), Bryant et al. as the
+    # higher levels saturate the server (the low classes starve)
+    return work / free_cl + higher * (work / free - work / free_cl)
+
+
+@_jit
+def erlang_c(servers, offered):
+    """Erlang's C formula: P(wait) at an M/M/m queue of m = ``servers`` (float) and
+    offered load ``offered`` < m (the stable recursion through Erlang B)."""
+    b = 1.0
+    m = int(servers + 0.5)
+    for k in range(1, m + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / m
+    return b / (1.0 - rho + rho * b)
 
 
 @_jit

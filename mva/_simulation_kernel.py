@@ -31,12 +31,13 @@ OUTSIDE = -1            # thinking (closed) or not in the system (open, free slo
 
 
 @jit(inline=True)
-def _top_class(k, n_kc, rank):
-    """The class a priority station serves: the present one with the lowest rank."""
+def _top_level(k, n_kc, rank):
+    """The priority level a priority station serves: the lowest ``priority`` value among
+    the classes present (equal values are one level)."""
     top = -1
     for c in range(n_kc.shape[1]):
-        if n_kc[k, c] > 0 and (top < 0 or rank[k, c] < rank[k, top]):
-            top = c
+        if n_kc[k, c] > 0 and (top < 0 or rank[k, c] < top):
+            top = rank[k, c]
     return top
 
 
@@ -60,10 +61,11 @@ def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
     n = n_k[k]
     if n == 0:
         return 0.0
+    size = fifo_cls.shape[1]
     if disc[k] == PRIORITY:
-        return mu[k, _top_class(k, n_kc, rank)]
+        first = _first_served(k, n, disc, n_kc, rank, fifo_cls, head, size)
+        return mu[k, fifo_cls[k, (head[k] + first) % size]]
     if disc[k] == FCFS:
-        size = fifo_cls.shape[1]
         rate = 0.0
         for i in range(min(n, servers[k])):
             rate += mu[k, fifo_cls[k, (head[k] + i) % size]]
@@ -76,13 +78,14 @@ def _station_rate(k, kind, disc, servers, capacity, mu, n_kc, n_k, fifo_cls, hea
 
 @jit(inline=True)
 def _first_served(k, n, disc, n_kc, rank, fifo_cls, head, size):
-    """At a priority station, the fifo position of the customer in service (the earliest
-    of the top class: FCFS within a class); -1 elsewhere."""
+    """At a priority station, the fifo position of the customer in service: the earliest
+    arrival of the top level (FCFS within a level, whatever its class; preempted customers
+    keep their place, so this is also preemptive-resume's choice); -1 elsewhere."""
     if disc[k] != PRIORITY:
         return -1
-    top = _top_class(k, n_kc, rank)
+    top = _top_level(k, n_kc, rank)
     for i in range(n):
-        if fifo_cls[k, (head[k] + i) % size] == top:
+        if rank[k, fifo_cls[k, (head[k] + i) % size]] == top:
             return i
     return -1
 
@@ -165,8 +168,8 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
     current station), ``cust_start`` (start of the current interaction), ``cust_slot``
     (position in ``bag[k, c]``).  ``free``/``n_free`` hold unused customer slots for open
     arrivals.  Stations: ``n_kc``, ``n_k``, ``bag`` (ids per station and class),
-    ``fifo_id``/``fifo_cls``/``head`` (arrival order, kept where ``ordered[k]``: FCFS and
-    non-exponential stations), ``last_change`` and the cached ``station_rate``.
+    ``fifo_id``/``fifo_cls``/``head`` (arrival order, kept where ``ordered[k]``: FCFS, priority
+    and non-exponential stations), ``last_change`` and the cached ``station_rate``.
     ``thinking`` (C,) counts closed customers at the terminals, ``think_bag`` (C, P) holds
     their ids; ``entering``/``n_entering`` hold closed customers without think time still
     to be placed at their first station (the initial state).  Accumulators:
@@ -278,10 +281,9 @@ def run(n_events, kind, disc, servers, capacity, mu, route, route_len, think_rat
                     i_pick = done_pos[k]
                     cust = fifo_id[k, (head[k] + i_pick) % size]
                 elif disc[k] == PRIORITY:
-                    # preemptive-resume: the top class departs; within it any customer, the
-                    # same in the mean as FCFS for exponential service
-                    c = _top_class(k, n_kc, rank)
-                    cust = bag[k, c, int(residual * n_kc[k, c])]
+                    # preemptive-resume: the earliest customer of the top level departs
+                    i_pick = _first_served(k, n_k[k], disc, n_kc, rank, fifo_cls, head, size)
+                    cust = fifo_id[k, (head[k] + i_pick) % size]
                 elif disc[k] == FCFS:
                     busy = min(n_k[k], servers[k])
                     if busy > 1:

@@ -84,6 +84,7 @@ from ._approximate_kernels import amva_fixed_point, amva_newton, damped, estimat
 from .errors import ModelError, NumericalWarning
 from .jit import once
 from .network import Network, Station
+from .nonproduct import variant_spread
 from .plan import SolverPlan, assemble_result
 from .result import Result
 from .jit import clock, seconds_since
@@ -161,11 +162,13 @@ class _State:
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
         # Newton's closed-form queue lengths hold for product-form stations only
-        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.residual.any()
+        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.residual.any() \
+            and not plan.backlog.any()
         budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
         out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue,
-                               self.marginal, tol, budget, plan.residual)
+                               self.marginal, tol, budget, plan.residual, plan.backlog, plan.closed_level,
+                               plan.preemption, plan.blocking)
         self.throughput, self.residence, self.removal, self.iterations, self.error = out
         self.newton_iterations = 0
         if self.error > tol and reducible:
@@ -203,12 +206,19 @@ def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
         driver(plan, tol, max_iter, extras, **more)
     if not converged:
         warnings.warn(f"{method}: {message}", NumericalWarning, stacklevel=3)
-    accuracy = TYPICAL_ACCURACY[method, multiserver]
+    # (a network that is not product form has the accuracy of mva.nonproduct instead)
+    accuracy = "" if plan.non_product else TYPICAL_ACCURACY[method, multiserver]
     # (with one closed customer both methods are exact: nothing to doubt)
     doubts, checked = unreliable_stations(solved, plan, state.throughput, state.residence) \
         if state is not None and plan.population.sum() > 1 else ([], [])
+    if state is not None and plan.population.sum() > 1 and plan.backlog.any():
+        # the variants by Bard-Schweitzer, whatever the method: a tenth of Linearizer's cost
+        doubt, spread = variant_spread(plan, state.throughput, lambda p: _schweitzer_driver(p, tol, max_iter, {})[0],
+                                       compare_estimate=method == "linearizer")
+        extras["variant_spread"] = spread
+        doubts += doubt
     if checked:
-        accuracy += "; " + "; ".join(checked)
+        accuracy = "; ".join(filter(None, [accuracy, *checked]))
     if doubts:
         accuracy = "unreliable: " + "; ".join(doubts)
         message = "; ".join(filter(None, [message, accuracy]))

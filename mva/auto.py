@@ -3,6 +3,9 @@ approximation that is.
 
 Choice, by the network's shape (no solve is attempted and thrown away):
 
+0. a network with closed customers at a station that is not product form (priority,
+   FCFS with class-dependent demands, multi-server FCFS with non-exponential service;
+   :mod:`mva.nonproduct`) skips exact MVA, which does not apply there;
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
    estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
    measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
@@ -43,13 +46,20 @@ def choose_method(network: Network) -> tuple[str, str]:
     plan = SolverPlan.of(network)
     if plan.population.sum() == 0:
         return "exact", "no closed customers"
+    if plan.backlog.any():
+        return _approximate_choice(plan, f"{plan.non_product[0]} is not product form (mva.nonproduct)")
     algorithm, cost = exact_cost(plan)
     seconds = cost * STEP_SECONDS["one class" if len(plan.population) == 1 else "several classes"]
     if exact_lattice_fits(plan) and seconds <= EXACT_BUDGET_SECONDS:
         return "exact", (f"estimated {seconds:.2g} s ({cost:.3g} lattice steps, {algorithm}), within the "
                          f"budget of {EXACT_BUDGET_SECONDS:g} s")
-    why = (f"the exact lattice has {float(plan.lattice_points):.3g} population vectors (estimated {seconds:.2g} s, "
-           f"budget {EXACT_BUDGET_SECONDS:g} s)")
+    return _approximate_choice(plan, f"the exact lattice has {float(plan.lattice_points):.3g} population vectors "
+                                     f"(estimated {seconds:.2g} s, budget {EXACT_BUDGET_SECONDS:g} s)")
+
+
+def _approximate_choice(plan: SolverPlan, why: str) -> tuple[str, str]:
+    """Linearizer when its work per outer iteration fits :data:`LINEARIZER_BUDGET`, else
+    Bard-Schweitzer; ``why`` says why exact MVA did not run."""
     C = len(plan.population)
     linearizer_work = (C + 1) * float(len(plan.cap_len) * C * plan.cap_len.max())
     if linearizer_work <= LINEARIZER_BUDGET:

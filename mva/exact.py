@@ -207,7 +207,9 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
     SaturationError
         Open traffic alone loads a station to 1 or more.
     ModelError
-        The population lattice is too large for the exact method.
+        The population lattice is too large for the exact method, or a station with
+        closed customers is not product form (priority, FCFS with class-dependent
+        demands, multi-server FCFS with non-exponential service: :mod:`mva.nonproduct`).
 
     Notes
     -----
@@ -241,6 +243,11 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
                                               "mva-recursive or auto")
     closed = (None,) * 4
     chosen = "none"   # nothing closed to solve
+    if plan.population.sum() > 0 and plan.beyond_lattice:
+        k = plan.beyond_lattice[0]
+        raise ModelError(f"station[{network.stations[k].name}].discipline",
+                         f"{network.stations[k].name} is not product form, where exact MVA does not apply: use method "
+                         "auto, linearizer or schweitzer (approximate, mva.nonproduct) or simulation")
     if plan.population.sum() > 0:
         (x_lattice, r_closed, q_closed, marginal), chosen = _closed_lattice(
             plan, algorithm=None if algorithm == "auto" else algorithm)

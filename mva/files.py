@@ -16,8 +16,8 @@ Format (TOML; JSON has the same structure, ``{"network": {...}, "station": [...]
     demand = [0.020, 0.150]     # per class, per interaction
     # servers = 4               # type = "multi"
     # capacity = [1.0, 1.9]     # type = "ld": alpha(1), alpha(2), ...
-    # discipline = "fcfs"       # queue, multi: ps (default) | fcfs | priority (simulation)
-    # priority = [0, 1]         # discipline = "priority": per class, lower served first
+    # discipline = "fcfs"       # queue, multi: ps (default) | fcfs | priority (queue)
+    # priority = [0, 1]         # discipline = "priority": per class, lower first, equal = one level
     # scv = 0.0                 # service variability: 1 exponential (default), 0 deterministic
 
 Unknown keys are errors (a typo must not silently fall back to a default).  The solvers

@@ -86,19 +86,21 @@ class Station:
         Relative capacity ``alpha(1), alpha(2), ...`` (> 0); ``kind="ld"`` only.
     discipline : {"ps", "fcfs", "priority"}, default "ps"
         How a ``queue`` or ``multi`` station shares its servers.  ``ps`` is product form
-        for any demands, ``fcfs`` only when every class has the same demand (the analytic
-        methods solve it as ``ps`` otherwise, and flag the result approximate);
-        ``priority`` (a single-server ``queue``: preemptive-resume by ``priority``) only
-        the simulation solves.
+        for any demands, ``fcfs`` only when every class has the same demand and service
+        is exponential; ``priority`` (a single-server ``queue``) is preemptive-resume by
+        ``priority`` levels.  Where a station is not product form the approximate methods
+        (and ``auto``) carry its own residence time and say so (:mod:`mva.nonproduct`);
+        exact MVA refuses it.
     priority : sequence of int, one per class
-        ``discipline="priority"`` only: the class's priority, lower served first.
+        ``discipline="priority"`` only: the class's priority, lower served first; equal
+        values are one level, FCFS among themselves, not preempting each other.
     scv : float, default 1
         Squared coefficient of variation of the service time (variance / mean^2): 1
         exponential, 0 deterministic, between them gamma, above 1 two-phase
-        hyperexponential (what the simulation draws); at most :data:`MAX_SCV`.  Means at ``ps`` and ``delay``
-        stations do not depend on it (BCMP insensitivity); at a single-server ``fcfs``
-        queue the analytic methods apply the residual-time approximation and flag it;
-        elsewhere only the simulation takes it.
+        hyperexponential (what the simulation draws); at most :data:`MAX_SCV`.  Means at
+        ``ps`` and ``delay`` stations do not depend on it (BCMP insensitivity); at
+        ``fcfs`` and ``priority`` stations the analytic methods add a residual-time term
+        (:mod:`mva.nonproduct`) and flag the result.
     """
 
     name: str

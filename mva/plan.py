@@ -15,8 +15,10 @@ import warnings
 
 import numpy as np
 
+from ._approximate_kernels import PREEMPT_BLEND
 from .errors import ModelError, NumericalWarning, SaturationError
 from .network import Network
+from .nonproduct import approximation_note, open_residence
 from .open import open_load_effect
 from .result import Result
 
@@ -86,36 +88,10 @@ class SolverPlan:
 
     def __init__(self, network: Network):
         demand = network.demands
-        for station in network.stations:
-            if station.discipline == "priority":
-                raise ModelError(f"station[{station.name}].discipline", "priority scheduling is not product "
-                                                                        "form: solve it with method simulation")
-        # BCMP product form needs one exponential service time for every class at an FCFS
-        # station (Baskett, Chandy, Muntz & Palacios 1975); otherwise the station is solved
-        # as processor sharing, the usual approximation (Lazowska, Zahorjan, Graham &
-        # Sevcik, Quantitative System Performance, 1984, ch. 7), and results say so.
-        self.fcfs_as_ps = [s.name for k, s in enumerate(network.stations) if s.discipline == "fcfs"
-                           and np.unique(demand[k][demand[k] > 0]).size > 1]
-        M, _ = demand.shape
+        M, C = demand.shape
         self.capacities = [s.capacity_function() for s in network.stations]
         load = open_load(network)
-        #: (scv - 1) / 2 at single-server FCFS stations with non-exponential service, the
-        #: residual-time term the kernels add (0 elsewhere: PS and delay stations are
-        #: insensitive to the service distribution, BCMP).
-        self.residual = np.zeros(M)
-        for k, s in enumerate(network.stations):
-            if s.scv == 1.0 or s.discipline != "fcfs":
-                continue
-            where = f"station[{s.name}].scv"
-            if s.kind == "multi" and s.servers > 1:
-                raise ModelError(where, "non-exponential service at a multi-server FCFS station has no analytic "
-                                        "solution here: solve it with method simulation")
-            if load[k] > 0:
-                raise ModelError(where, "non-exponential FCFS service with open traffic has no analytic solution "
-                                        "here: solve it with method simulation")
-            self.residual[k] = (s.scv - 1.0) / 2.0
-        #: Stations solved by the residual-time approximation.
-        self.non_exponential = [s.name for k, s in enumerate(network.stations) if self.residual[k] != 0.0]
+        self._non_product_form(network, demand, load)
         self.open_mask = network.is_open
         self.rate = np.asarray(network.arrival_rate, dtype=float)
         self.open_classes = np.flatnonzero(self.open_mask)
@@ -126,6 +102,7 @@ class SolverPlan:
                         for k, cap in enumerate(self.capacities)]
         closed_caps = [cap if e is None else e.capacity for cap, e in zip(self.capacities, self.effects, strict=False)]
         self.closed = np.flatnonzero(~self.open_mask)
+        self.closed_level = np.ascontiguousarray(self.level[:, self.closed])
         self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
         self.think = np.asarray(network.think_time, dtype=float)[self.closed]
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
@@ -152,6 +129,70 @@ class SolverPlan:
                     self.busy_from_marginal.append((k, no_open))
         self.exact_choice = None      # (algorithm, cost), filled by mva.exact on first use
         self.lattice_checked = False  # mva.exact refused or accepted the lattice size
+
+    def _non_product_form(self, network: Network, demand, load) -> None:
+        """The stations that are not product form and how the solvers treat them.
+
+        BCMP product form (Baskett, Chandy, Muntz & Palacios 1975) needs one exponential
+        service time for every class at an FCFS station and has no priorities.  Elsewhere
+        the approximate methods use the non-product-form residence time of
+        :func:`mva._approximate_kernels.nonproduct_residence` (``backlog``), and the exact
+        method refuses (:meth:`require_product_form`).
+        """
+        M, C = demand.shape
+        #: (scv - 1) / 2 at FCFS and priority stations with non-exponential service, the
+        #: residual-time term the kernels add (0 elsewhere: PS and delay
+        #: stations are insensitive to the service distribution, BCMP).
+        self.residual = np.zeros(M)
+        #: Stations that are not product form (FCFS with class-dependent demands or
+        #: non-exponential service, priority levels), where the approximate methods use
+        #: :func:`mva._approximate_kernels.nonproduct_residence`.
+        self.backlog = np.zeros(M, dtype=np.bool_)
+        #: Priority level of each class at each station (0 except at priority stations).
+        self.level = np.zeros((M, C), dtype=np.int64)
+        #: One phrase per station not solved as product form, for the accuracy note.
+        self.non_product = []
+        #: Stations the exact lattice cannot carry (all but a single server whose only
+        #: departure from product form is its service's scv, which takes Reiser's term).
+        self.beyond_lattice = []
+        #: True when some station serves classes of different demands or levels.
+        self.mixed_classes = False
+        for k, s in enumerate(network.stations):
+            if s.discipline == "ps":
+                continue
+            visiting = demand[k] > 0
+            multi = s.kind == "multi" and s.servers > 1
+            levels = np.unique(np.asarray(s.priority)[visiting]).size if s.priority is not None else 1
+            unequal = np.unique(demand[k][visiting]).size > 1
+            what = []
+            if levels > 1:
+                what.append(f"{levels} priority levels")
+                self.level[k] = s.priority
+            if unequal:
+                what.append("class-dependent demands")
+            if s.scv != 1.0:
+                what.append(f"scv {s.scv:g}" + (f" on {s.servers} servers" if multi else ""))
+                self.residual[k] = (s.scv - 1.0) / 2.0
+            if not what:
+                continue
+            self.backlog[k] = True
+            if levels > 1 or unequal or multi:
+                self.beyond_lattice.append(k)
+            if levels > 1 or unequal:
+                self.mixed_classes = True
+            self.non_product.append(f"{s.name} ({s.discipline}: {', '.join(what)})")
+            if load[k] > 0 and (~network.is_open).any() and np.asarray(network.population).sum() > 0:
+                raise ModelError(f"station[{s.name}].discipline",
+                                 f"{s.discipline} with {', '.join(what)} and open traffic beside closed classes has "
+                                 "no analytic solution here: solve it with method simulation")
+        #: Stations solved by the residual-time approximation (non-exponential single servers).
+        self.non_exponential = [s.name for k, s in enumerate(network.stations) if self.residual[k] != 0.0]
+        #: How priority levels preempt in the approximate methods (see
+        #: :func:`mva._approximate_kernels.nonproduct_residence`).
+        self.preemption = PREEMPT_BLEND
+        #: Whether an arrival finds fewer customers of other classes than the time
+        #: average (the blocking correction of :func:`mva._approximate_kernels.nonproduct_residence`).
+        self.blocking = True
 
     @classmethod
     def of(cls, network: Network) -> SolverPlan:
@@ -207,6 +248,13 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
     throughput[plan.open_classes] = rate[plan.open_classes]
     for k in plan.open_stations:
         a = plan.open_load[k]
+        if plan.backlog[k] or plan.residual[k]:
+            # only open classes here (SolverPlan refuses a mixed one): closed forms per class
+            rates = np.where(plan.open_mask, rate, 0.0)
+            station = network.stations[k]
+            residence[k] = open_residence(demand[k], rates, plan.level[k], station.servers, station.scv)
+            queue[k] = rates * residence[k]
+            continue
         if plan.capacities[k] is None:
             open_queue = a
         else:
@@ -215,12 +263,15 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
             queue[k, c] = open_queue * rate[c] * demand[k, c] / a
             residence[k, c] = open_queue * demand[k, c] / a
     utilization = _utilization(network, plan, throughput, marginal)
-    status = _with_approximation_note(plan, status)
-    over = [f"{network.stations[k].name} at {utilization[k].sum():.4g}" for k in np.flatnonzero(plan.residual)
+    status = _with_approximation_note(plan, method, status)
+    approximated = np.flatnonzero((plan.residual != 0) | plan.backlog)
+    over = [f"{network.stations[k].name} at {utilization[k].sum():.4g}" for k in approximated
             if utilization[k].sum() > 1.0 + 1e-9]
     if over:
-        # the residual-time term can shorten residence below what the bottleneck allows
-        doubt = (f"unreliable: residual-time MVA puts the utilisation of {', '.join(over)} above 1, an "
+        # the residual-time and priority terms can shorten residence below what the
+        # bottleneck allows
+        how = "residual-time MVA" if method == "exact" else "non-product-form MVA"
+        doubt = (f"unreliable: {how} puts the utilisation of {', '.join(over)} above 1, an "
                  "impossible state: simulate it (--method simulation)")
         warnings.warn(f"{method}: {doubt}", NumericalWarning, stacklevel=3)
         status = {**status, "accuracy": doubt,
@@ -230,20 +281,12 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
                   queue_length=queue, utilization=utilization, **status)
 
 
-def _with_approximation_note(plan: SolverPlan, status: dict) -> dict:
-    """``status`` with the accuracy marked approximate when an FCFS station with
-    class-dependent demands was solved as processor sharing, or one with non-exponential
-    service by the residual-time approximation."""
-    notes = []
-    if plan.fcfs_as_ps:
-        notes.append(f"FCFS with class-dependent demands at {', '.join(plan.fcfs_as_ps)} is not product form; "
-                     "solved as processor sharing")
-    if plan.non_exponential:
-        notes.append(f"non-exponential FCFS service at {', '.join(plan.non_exponential)} solved by residual-time "
-                     "MVA (Reiser 1979)")
-    if not notes:
+def _with_approximation_note(plan: SolverPlan, method: str, status: dict) -> dict:
+    """``status`` with the accuracy marked approximate where a station is not product form
+    (:mod:`mva.nonproduct`): the stations, the method, and its measured error."""
+    if not plan.non_product:
         return status
-    note = f"approximate: {'; '.join(notes)} (--method simulation measures the difference)"
+    note = approximation_note(plan.non_product, "open" if plan.population.sum() == 0 else method)
     accuracy = status.get("accuracy", "")
     return {**status, "accuracy": note if accuracy in ("", "exact") else f"{accuracy}; {note}"}
 

@@ -1,4 +1,4 @@
-"""Random product-form networks, for accuracy studies of approximate methods and for
+"""Random networks, product form and not, for accuracy studies of approximate methods and for
 property-based tests.  Every draw comes from the ``numpy.random.Generator`` passed in, so a
 seed reproduces a sample."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .exact import MAX_LATTICE_POINTS
 from .network import STATION_KINDS, Network, Station
 
 __all__ = ["random_station", "random_closed_network", "random_study_sample", "lattice_points",
-           "STUDY_KIND_WEIGHTS"]
+           "STUDY_KIND_WEIGHTS", "NONPRODUCT_KINDS", "SCV_VALUES", "random_nonproduct_network"]
 
 #: Station mix of the accuracy studies: mostly queues, some of every other kind.
 STUDY_KIND_WEIGHTS = {"queue": 4.0, "delay": 1.0, "multi": 1.5, "ld": 1.5}
@@ -117,3 +117,55 @@ def random_study_sample(seed: int, count: int, max_classes: int, max_stations: i
         monotone = monotone_share >= 1.0 or bool(rng.random() < monotone_share)
         yield random_closed_network(rng, int(rng.integers(1, max_classes + 1)),
                                     int(rng.integers(2, max_stations + 1)), monotone_capacity=monotone, **options)
+
+
+#: The kinds of non-product-form network :func:`random_nonproduct_network` draws.
+NONPRODUCT_KINDS = ("priority", "fcfs", "scv")
+#: Squared coefficients of variation of the ``scv`` kind (deterministic to hyperexponential).
+SCV_VALUES = (0.0, 0.25, 4.0, 9.0)
+
+
+def random_nonproduct_network(rng: np.random.Generator, kind: str, max_population: int = 6) -> Network:
+    """A random closed network with stations that are not product form.
+
+    ``kind``:
+    ``"priority"``: 2-4 classes, 1-2 single-server preemptive-resume priority stations
+    (each class's level drawn from 0..C-1, at least two levels), demands uniform on
+    [0.05, 1];
+    ``"fcfs"``: 2-4 classes, 1-3 single-server FCFS stations whose demands differ by
+    class by up to 20x (log-uniform on [0.05, 1]);
+    ``"scv"``: 1-3 classes, 1-2 FCFS stations with service scv in :data:`SCV_VALUES`, one
+    or 2-4 servers, equal or class-dependent demands.
+    The other stations (1-3) are product form (PS queues, delays); populations are 1 to
+    ``max_population`` per class, and most classes (70%) think for up to four times their
+    total demand, so that loads from light to saturated are drawn.
+    """
+    if kind not in NONPRODUCT_KINDS:
+        raise ValueError(f"kind must be one of {NONPRODUCT_KINDS}, got {kind!r}")
+    n_classes = int(rng.integers(1 if kind == "scv" else 2, 4 if kind == "scv" else 5))
+    stations = []
+    for k in range(int(rng.integers(1, 3 if kind != "fcfs" else 4))):
+        name = f"{kind}{k + 1}"
+        if kind == "priority":
+            levels = rng.integers(0, n_classes, n_classes)
+            while np.unique(levels).size < 2:
+                levels = rng.integers(0, n_classes, n_classes)
+            stations.append(Station(name, "queue", rng.uniform(0.05, 1.0, n_classes), discipline="priority",
+                                    priority=levels.tolist()))
+        elif kind == "fcfs":
+            stations.append(Station(name, "queue", np.exp(rng.uniform(np.log(0.05), 0.0, n_classes)),
+                                    discipline="fcfs"))
+        else:
+            servers = 1 if rng.random() < 0.5 else int(rng.integers(2, 5))
+            demand = rng.uniform(0.05, 1.0, n_classes) * servers
+            if rng.random() < 0.5:
+                demand[:] = demand[0]
+            stations.append(Station(name, "multi", demand, servers=servers, discipline="fcfs",
+                                    scv=float(SCV_VALUES[rng.integers(len(SCV_VALUES))])))
+    for k in range(int(rng.integers(1, 4))):
+        stations.append(Station(f"ps{k + 1}", "delay" if rng.random() < 0.25 else "queue",
+                                rng.uniform(0.05, 1.0, n_classes)))
+    demands = np.array([s.demand for s in stations])
+    think = np.where(rng.random(n_classes) < 0.7, rng.uniform(0.0, 4.0, n_classes) * demands.sum(axis=0), 0.0)
+    population = rng.integers(1, max_population + 1, n_classes)
+    return Network(stations, population=population.tolist(), think_time=think.tolist())

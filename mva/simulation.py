@@ -64,7 +64,7 @@ class _Chain:
         scv = np.array([s.scv for s in network.stations])
         self.general = scv != 1.0
         self.scv = scv
-        self.ordered = self.general | (self.disc == kernel.FCFS)
+        self.ordered = self.general | (self.disc == kernel.FCFS) | (self.disc == kernel.PRIORITY)
         self.rank = np.zeros((m, c), dtype=np.int64)
         for k, s in enumerate(network.stations):
             if s.priority is not None:

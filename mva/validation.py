@@ -15,22 +15,34 @@ Variants of each random closed network (:func:`mva.random_networks.random_closed
 
 Run ``python -m mva.validation [--cases 40] [--events 400000]`` for the table; the notebook
 ``notebooks/model_validation.ipynb`` draws it.
+
+The non-product-form suites (:func:`nonproduct_rows`): seeded random networks of each kind
+of :data:`mva.random_networks.NONPRODUCT_KINDS` (priority stations; FCFS stations with
+demands up to 20x apart; FCFS service with scv in {0, 0.25, 4, 9} at one to four servers),
+each simulated to a relative precision and solved by ``auto`` (the non-product-form MVA of
+:mod:`mva.nonproduct`) and as the project did before (processor sharing, exponential);
+:func:`nonproduct_report` tabulates them by kind and load and audits the flags.
+``benchmarks/accuracy_nonproduct.py`` runs them at full size.
 """
 from __future__ import annotations
 
-from .arguments import OneLineParser
 import dataclasses
+import hashlib
+import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .arguments import OneLineParser
 from .errors import NumericalWarning
-from .network import Network
-from .random_networks import random_closed_network
+from .network import Network, Station
+from .random_networks import NONPRODUCT_KINDS, random_closed_network, random_nonproduct_network
 from .solve import solve
 
-__all__ = ["VARIANTS", "variant", "compare", "study", "summary"]
+__all__ = ["VARIANTS", "variant", "compare", "study", "summary", "nonproduct_rows", "nonproduct_report",
+           "evaluate_nonproduct", "as_product_form", "FLAG_BOUND", "HEAVY"]
 
 VARIANTS = ("product form", "FCFS, class-dependent", "FCFS, scv = 0", "FCFS, scv = 0.5", "FCFS, scv = 4")
 
@@ -108,6 +120,150 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
         entry["unreliable %"] = 100 * group["accuracy"].str.startswith("unreliable").mean()
         out.append(entry)
     return pd.DataFrame(out).set_index("variant")
+
+
+# --- the non-product-form suites (issue #36): priority, FCFS with class-dependent
+# service, non-exponential service; ``benchmarks/accuracy_nonproduct.py`` runs them at
+# full size, ``notebooks/model_validation.ipynb`` at a small one.
+
+#: Largest class-throughput error (relative) a result may have without being flagged.
+FLAG_BOUND = 0.05
+#: Busiest-station utilisation that separates light from heavy load.
+HEAVY = 0.8
+#: The simulation's precision the study asks for (relative 95% half-width), with a
+#: little slack for the last batch's rounding.
+PRECISION_REACHED = 0.0051
+#: Most events one network's simulation may take (about 10 s here): a class starved by
+#: priority needs far more to reach the precision, and its row says what it reached.
+MAX_EVENTS = 50_000_000
+
+
+def as_product_form(network):
+    """The network as the project solved it before: FCFS and priority as processor
+    sharing, service exponential."""
+    return network.replace(stations=[
+        Station(s.name, s.kind, s.demand, servers=s.servers) if s.kind in ("queue", "multi") else s
+        for s in network.stations])
+
+
+def _relative(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    keep = b > 0
+    return np.abs(a[keep] - b[keep]) / b[keep]
+
+
+class _Truth:
+    """The simulated measures the study compares with (also as read back from the cache)."""
+
+    def __init__(self, throughput, response_time, utilization, half_width, seconds):
+        self.throughput, self.response_time, self.utilization = throughput, response_time, utilization
+        self.half_width, self.seconds = half_width, seconds
+
+
+def simulated(network, index, seed, precision, cache, max_events=MAX_EVENTS):
+    """The network simulated to ``precision``, or read from ``cache`` (a folder) when it
+    was simulated before with the same seed and precision."""
+    path = None
+    if cache:
+        path = Path(cache) / f"{network_key(network)}-{seed}-{index}-{precision:g}.npz"
+        if path.exists():
+            z = np.load(path)
+            return _Truth(z["x"], z["r"], z["u"], float(z["hw"]), float(z["s"]))
+    start = time.perf_counter()
+    result = solve(network, "simulation", seed=1000 + index, precision=precision, target="response_time",
+                   max_events=max_events)
+    truth = _Truth(result.throughput, result.response_time, result.station_utilization(),
+                   float(np.max(result.half_width["response_time"] / result.response_time)),
+                   time.perf_counter() - start)
+    if path is not None:
+        np.savez(path, x=truth.throughput, r=truth.response_time, u=truth.utilization, hw=truth.half_width,
+                 s=truth.seconds)
+    return truth
+
+
+def network_key(network) -> str:
+    """A short digest of a network's description (cache file names)."""
+    text = repr([(s.kind, s.demand, s.servers, s.discipline, s.priority, s.scv) for s in network.stations]) + \
+        repr((network.population, network.think_time))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def evaluate_nonproduct(job):
+    """One network: simulation, the new method and the old treatment; a row of errors."""
+    kind, index, network, precision, seed, cache, max_events = job
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        truth = simulated(network, index, seed, precision, cache, max_events)
+        new = solve(network, "auto")
+        old = solve(as_product_form(network), "auto")
+    x_err = _relative(new.throughput, truth.throughput)
+    r_err = _relative(new.response_time, truth.response_time)
+    return {"kind": kind, "index": index, "classes": network.n_classes, "stations": network.n_stations,
+            "population": int(np.sum(network.population)),
+            "busiest": float(max(u for s, u in zip(network.stations, truth.utilization, strict=True)
+                                 if s.kind != "delay")),
+            "x_mean": float(x_err.mean()), "x_max": float(x_err.max()),
+            "r_mean": float(r_err.mean()), "r_max": float(r_err.max()),
+            "old_x_max": float(_relative(old.throughput, truth.throughput).max()),
+            "old_x_mean": float(_relative(old.throughput, truth.throughput).mean()),
+            "old_r_mean": float(_relative(old.response_time, truth.response_time).mean()),
+            "old_r_max": float(_relative(old.response_time, truth.response_time).max()),
+            "flagged": new.accuracy.startswith("unreliable") or not new.converged,
+            "method": new.method, "sim_half_width": truth.half_width, "sim_seconds": truth.seconds,
+            "solve_seconds": new.solve_seconds}
+
+
+def nonproduct_jobs(count, seed, precision, kinds=NONPRODUCT_KINDS, cache=None):
+    """The suites' networks: ``count`` of each kind drawn from ``seed`` (one stream per
+    kind, so a kind's networks do not depend on the others'), as :func:`evaluate` takes them."""
+    for kind in kinds:
+        rng = np.random.default_rng([seed, NONPRODUCT_KINDS.index(kind)])
+        for i in range(count):
+            yield kind, i, random_nonproduct_network(rng, kind), precision, seed, cache
+
+
+def nonproduct_report(rows: pd.DataFrame) -> str:
+    """The study's tables as text."""
+    rows = rows.assign(load=np.where(rows.busiest >= HEAVY, f">= {HEAVY}", f"< {HEAVY}"))
+    lines = ["class throughput and response time against simulation, % (mean / max); old = processor "
+             "sharing, exponential service", "",
+             f"{'kind':9s} {'load':7s} {'nets':>5s} {'X new':>13s} {'R new':>13s} {'X old':>13s} {'R old':>13s}"]
+    def pair(g, mean, worst):
+        """Mean over every class of every network, and the largest."""
+        return f"{100 * np.average(g[mean], weights=g['classes']):5.2f} / {100 * g[worst].max():5.1f}"
+
+    for (kind, load), g in list(rows.groupby(["kind", "load"])) + [((k, "all"), g) for k, g in rows.groupby("kind")]:
+        lines.append(f"{kind:9s} {load:7s} {len(g):5d} {pair(g, 'x_mean', 'x_max'):>13s} "
+                     f"{pair(g, 'r_mean', 'r_max'):>13s} {pair(g, 'old_x_mean', 'old_x_max'):>13s} "
+                     f"{pair(g, 'old_r_mean', 'old_r_max'):>13s}")
+    lines += ["", f"flagging audit (worst class throughput > {100 * FLAG_BOUND:g}%):"]
+    for kind, g in rows.groupby("kind"):
+        beyond = g[g.x_max > FLAG_BOUND]
+        clean = g[~g.flagged]
+        lines.append(f"{kind:9s} {len(beyond)} beyond, {int(beyond.flagged.sum())} of them flagged; "
+                     f"{int(g.flagged.sum())} flagged in all; the {len(clean)} unflagged: X "
+                     f"{pair(clean, 'x_mean', 'x_max') if len(clean) else '-'}, R "
+                     f"{pair(clean, 'r_mean', 'r_max') if len(clean) else '-'}")
+    short = rows[rows.sim_half_width > PRECISION_REACHED]
+    lines.append(f"simulation: {len(rows) - len(short)} of {len(rows)} networks to +-0.5% or better (every class's "
+                 f"response time, 95%); the other {len(short)} stopped at the event cap with up to "
+                 f"{100 * rows.sim_half_width.max():.3g}% (their starved classes); {rows.sim_seconds.sum():.0f} s in all")
+    return "\n".join(lines)
+
+
+def nonproduct_rows(count: int = 300, seed: int = 2036, precision: float = 0.005, kinds=NONPRODUCT_KINDS,
+                   cache: str | None = None, workers: int = 1, max_events: int = MAX_EVENTS) -> pd.DataFrame:
+    """One row per network of the non-product-form suites (:func:`evaluate_nonproduct`):
+    ``count`` networks of each kind in ``kinds``, simulated to ``precision`` (relative
+    95% half-width of every class's response time) or ``max_events``, on ``workers``
+    processes; ``cache``, a folder, keeps the simulations for reruns."""
+    jobs = [(*job, max_events) for job in nonproduct_jobs(count, seed, precision, kinds, cache)]
+    if workers <= 1:
+        return pd.DataFrame([evaluate_nonproduct(job) for job in jobs])
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        return pd.DataFrame(pool.map(evaluate_nonproduct, jobs, chunksize=4))
 
 
 def main(argv=None) -> int:

@@ -29,7 +29,9 @@ one file so ``coherence`` can be swept.
 **Contention** [REC: the paper simulates it in detail; this queueing model is ours]: a
 closed network, one class per node with one customer (the node's program), through
 its processor (PS: the node's own work, protocol work and the handlers it runs for
-others), every NI and I/O bus (FCFS), and lock stations; link latencies are a delay.
+others), every NI and I/O bus (FCFS, constant service per message), and lock stations;
+link latencies are a delay.  FCFS with unequal messages and constant service is not
+product form: MVA applies the FCFS and residual-time terms of :mod:`mva.nonproduct`.
 Per node i, with remote requests spread over the other nodes in proportion to the
 requests each serves:
 
@@ -71,10 +73,11 @@ run), :mod:`calibration.studies.svm` (the grid and the findings against the pape
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from mva.errors import ModelError
+from mva.errors import ModelError, NumericalWarning
 from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, real, real_list, timed
 
 __all__ = ["SVMCluster", "PARAMETERS", "COMMUNICATION", "PROTOCOL", "message_cycles", "APP_COUNTERS"]
@@ -144,9 +147,9 @@ PARAMETERS = (
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.lock_concentration", 0.0, "", "chance two lock acquires name the same lock", real(0.0, 1.0))
       for c in ("hlrc", "sc")),
-    Parameter("method", "auto", "", "MVA method for the contention network (auto, exact, linearizer, "
-                                    "schweitzer, simulation)", choice("auto", "exact", "linearizer", "schweitzer",
-                                                                      "simulation"), role="solver"),
+    Parameter("method", "auto", "", "method for the contention network (auto, linearizer, schweitzer: MVA "
+                                    "with non-product-form terms; simulation)",
+              choice("auto", "linearizer", "schweitzer", "simulation"), role="solver"),
     Parameter("events", 400000, "events", "simulation events per solve (method simulation)", integer(1000),
               role="solver"),
 )
@@ -276,18 +279,18 @@ class SVMCluster(ParameterisedModel):
                 D["data_wait"][3 * P:, i] += app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i] / K
         return D, Z, K
 
-    def network(self, D, Z, K, P, cycles, wait=None, deterministic=False):
+    def network(self, D, Z, K, P, cycles, wait=None):
         """The contention network, class i's demands per one of its ``cycles[i]``
-        message-sized cycles (the product form, hence MVA, is the same for any such
-        division; a simulation then serves message-sized visits, not the whole run).
-        ``wait``: each node's barrier wait, a delay, so every node runs at the slowest
-        one's pace as a barrier-synchronised program does.  ``deterministic``: constant
-        service at the NIs, I/O buses and locks (for the simulation; MVA assumes
-        exponential or processor sharing)."""
+        message-sized cycles (a simulation then serves message-sized visits, not the
+        whole run).  ``wait``: each node's barrier wait, a delay, so every node runs at
+        the slowest one's pace as a barrier-synchronised program does.  The NIs, I/O
+        buses and locks serve in order with constant service (a message of a given size
+        always takes the same time), so the network is not product form; MVA solves it
+        with the FCFS and residual-time terms of :mod:`mva.nonproduct`."""
         from mva import Network, Station
 
         total = sum(D.values()) / cycles
-        scv = 0.0 if deterministic else 1.0
+        scv = 0.0
         names = ([f"cpu{j}" for j in range(P)] + [f"ni{j}" for j in range(P)] + [f"bus{j}" for j in range(P)]
                  + [f"lock{k}" for k in range(K)])
         # processors share among what they run; NIs, buses and locks serve in order
@@ -318,7 +321,7 @@ class SVMCluster(ParameterisedModel):
         fp = self._fixed_point(comm, prot, app, cycles, timing)
         D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
         if v["method"] == "simulation":
-            net = self.network(D, Z, K, P, cycles, wait=fp["wait"], deterministic=True)
+            net = self.network(D, Z, K, P, cycles, wait=fp["wait"])
             r = solve(net, method="simulation", events=v["events"], seed=1)
             R = np.asarray(r.residence_time, float) * cycles
         T, execution = timing(R, Z)
@@ -367,7 +370,10 @@ class SVMCluster(ParameterisedModel):
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
             D, Z, K = self._demands(comm, prot, app, stretch)
             net = self.network(D, Z, K, P, cycles, wait=wait)
-            r = solve(net, method=analytic)
+            with warnings.catch_warnings():
+                # every round would warn; the last round's accuracy goes into the message
+                warnings.simplefilter("ignore", NumericalWarning)
+                r = solve(net, method=analytic)
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())

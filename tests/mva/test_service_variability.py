@@ -96,11 +96,15 @@ def test_residual_time_mva_by_hand():
     X(2) = 2 / (7/6 + 2) = 12/19."""
     net = Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0), Station("z", "delay", [2.0])],
                   population=[2])
-    for method in ("exact", "auto"):
-        r = solve(net, method=method)
-        assert r.throughput[0] == pytest.approx(12 / 19, rel=1e-12)
-        assert r.residence_time[0, 0] == pytest.approx(7 / 6, rel=1e-12)
-        assert r.accuracy.startswith("approximate: non-exponential FCFS service at q")
+    r = solve(net, method="exact")
+    assert r.throughput[0] == pytest.approx(12 / 19, rel=1e-12)
+    assert r.residence_time[0, 0] == pytest.approx(7 / 6, rel=1e-12)
+    assert r.accuracy.startswith("approximate: q (fcfs: scv 0) not product form, solved by residual-time MVA")
+    # auto prefers the approximate methods' form of the term (mva.nonproduct), which fades
+    # as the server saturates: between exponential service and Reiser's term here
+    r = solve(net, method="auto")
+    assert r.method == "linearizer" and "non-product-form MVA" in r.accuracy
+    assert 1 / (1 + 1 / 3 + 2) * 2 < r.throughput[0] < 12 / 19
     # the lattice kernel and the single-class kernel agree, term for term
     plan = SolverPlan.of(net)
     (x1, r1, *_), _ = _closed_lattice(plan)
@@ -128,22 +132,34 @@ def test_residual_time_mva_multi_class_lattice_matches_scv_one_when_exponential(
     low, high = exact_mva(network(0.0)), exact_mva(network(4.0))
     assert np.all(low.throughput > base.throughput) and np.all(high.throughput < base.throughput)
     for method in ("schweitzer", "linearizer"):
-        approx_low = solve(network(0.0), method=method)
-        assert np.all(np.abs(approx_low.throughput / low.throughput - 1) < 0.05), method
-        assert "non-exponential FCFS service at q" in approx_low.accuracy
+        approx = {scv: solve(network(scv), method=method) for scv in (0.0, 1.0, 4.0)}
+        assert np.all(approx[0.0].throughput > approx[1.0].throughput), method
+        assert np.all(approx[4.0].throughput < approx[1.0].throughput), method
+        assert "q (fcfs: scv 0) not product form" in approx[0.0].accuracy
 
 
-@pytest.mark.parametrize("network, words", [
-    (Network([Station("m", "multi", [1.0], servers=2, discipline="fcfs", scv=0.0)], population=[2]),
-     "multi-server FCFS"),
-    (Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0)], arrival_rate=[0.5]), "open traffic"),
-])
-def test_analytic_methods_refuse_what_they_cannot_approximate(network, words):
-    for method in ("exact", "schweitzer", "linearizer", "auto"):
-        with pytest.raises(ModelError, match=words) as info:
-            solve(network, method=method)
-        assert info.value.field.endswith(".scv")
-    assert solve(network, method="simulation", events=20_000).throughput.size == 1
+def test_non_exponential_multi_servers_and_open_fcfs_are_answered_analytically():
+    """A two-server FCFS station with deterministic service: the approximate methods answer
+    (the exact lattice refuses, naming the station); an open M/D/1 queue: the
+    Pollaczek-Khinchine mean, exactly."""
+    multi = Network([Station("m", "multi", [1.0], servers=2, discipline="fcfs", scv=0.0),
+                     Station("z", "delay", [1.0])], population=[3])
+    with pytest.raises(ModelError, match="not product form") as info:
+        solve(multi, method="exact")
+    assert info.value.field == "station[m].discipline"
+    exponential = exact_mva(multi.replace(stations=[Station("m", "multi", [1.0], servers=2),
+                                                    Station("z", "delay", [1.0])]))
+    for method in ("schweitzer", "linearizer", "auto"):
+        r = solve(multi, method=method)
+        assert r.throughput[0] > exponential.throughput[0] * 0.99 and "m (fcfs: scv 0 on 2 servers)" in r.accuracy
+    open_queue = Network([Station("q", "queue", [1.0], discipline="fcfs", scv=0.0)], arrival_rate=[0.5])
+    for method in ("exact", "auto"):
+        assert solve(open_queue, method=method).response_time[0] == pytest.approx(1.0 + 0.5 * 1.0 / 2 / 0.5)
+    mixed = Network([Station("q", "queue", [1.0, 1.0], discipline="fcfs", scv=0.0)], population=[1, 0],
+                    arrival_rate=[0.0, 0.5])
+    with pytest.raises(ModelError, match="open traffic beside closed classes"):
+        solve(mixed, method="auto")
+    assert solve(mixed, method="simulation", events=20_000).throughput.size == 2
 
 
 @pytest.mark.parametrize("value, words", [(-0.5, "must be from 0 to 10000"), (float("nan"), "must be from 0 to"),
@@ -189,11 +205,10 @@ def test_validation_study_rows_and_summary():
 
 
 def test_scv_is_a_parameter_of_network_files(tmp_path, capsys):
-    """--set and --sweep reach a station's scv; a residual-time case leaves the batch path,
-    so an unreliable one still warns."""
+    """--set and --sweep reach a station's scv; a non-exponential case leaves the batch
+    path for the approximate methods, an exponential one is exact MVA."""
     import tomli_w
 
-    from mva.errors import NumericalWarning
 
     doc = {"network": {"population": [4]},
            "station": [{"name": "q", "type": "queue", "discipline": "fcfs", "demand": [1.0]},
@@ -202,8 +217,7 @@ def test_scv_is_a_parameter_of_network_files(tmp_path, capsys):
     path.write_text(tomli_w.dumps(doc))
     assert main(["solve", str(path), "--list-parameters"]) == 0
     assert "station.q.scv" in capsys.readouterr().out
-    with pytest.warns(NumericalWarning, match="utilisation of q"):
-        assert main(["solve", str(path), "--sweep", "station.q.scv=0,1", "--format", "csv"]) == 0
+    assert main(["solve", str(path), "--sweep", "station.q.scv=0,1", "--format", "csv"]) == 0
     rows = capsys.readouterr().out.strip().splitlines()
     exponential = exact_mva(Network([Station("q", "queue", [1.0]), Station("z", "delay", [2.0])], population=[4]))
     assert rows[0].startswith("station.q.scv,throughput") and len(rows) == 3

@@ -161,21 +161,26 @@ def test_preemptive_priority_mm1_against_the_closed_form():
     # the low class waits much longer than under processor sharing
     ps = exact_mva(Network([Station("cpu", "queue", service)], population=[0, 0], arrival_rate=rates))
     assert sim.response_time[1] > 1.5 * ps.response_time[1]
-    with pytest.raises(ModelError, match="priority scheduling is not product form"):
-        solve(net)
+    # and the analytic answer is the closed form itself (mva.nonproduct)
+    assert np.allclose(solve(net, method="auto").response_time, exact, rtol=1e-12)
 
 
 def test_fcfs_with_class_dependent_demands_is_flagged_and_measured():
     net = Network([Station("cpu", "queue", [0.05, 0.5], discipline="fcfs"), Station("disk", "queue", [0.1, 0.1])],
                   population=[6, 2], think_time=[1.0, 1.0])
-    mva = solve(net)
-    assert mva.accuracy.startswith("approximate: FCFS with class-dependent demands at cpu")
-    # flagged by the solver plan, so every analytic method and a direct call say it
-    assert exact_mva(net).accuracy == mva.accuracy
-    assert "FCFS with class-dependent demands at cpu" in solve(net, method="schweitzer", multiserver="seidmann").accuracy
+    mva = solve(net, method="auto")
+    assert "cpu (fcfs: class-dependent demands) not product form" in mva.accuracy
+    # flagged by the solver plan, so every approximate method says it; exact refuses
+    assert "cpu (fcfs: class-dependent demands)" in solve(net, method="schweitzer", multiserver="seidmann").accuracy
+    with pytest.raises(ModelError, match="not product form"):
+        exact_mva(net)
+    ps = exact_mva(Network([Station("cpu", "queue", [0.05, 0.5]), Station("disk", "queue", [0.1, 0.1])],
+                           population=[6, 2], think_time=[1.0, 1.0]))
     sim = solve(net, method="simulation", events=1_000_000, seed=9, confidence=0.99)
-    # FCFS makes the short class wait behind the long one: slower than the PS answer
-    assert sim.response_time[0] - sim.half_width["response_time"][0] > mva.response_time[0]
+    # FCFS makes the short class wait behind the long one: slower than the PS answer, and
+    # the FCFS approximation sees it (closer to the simulation than processor sharing)
+    assert sim.response_time[0] - sim.half_width["response_time"][0] > ps.response_time[0]
+    assert abs(mva.response_time[0] / sim.response_time[0] - 1) < abs(ps.response_time[0] / sim.response_time[0] - 1)
 
 
 @pytest.mark.parametrize("station, field, words", [

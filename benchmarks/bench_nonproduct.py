@@ -1,0 +1,68 @@
+"""Speed of the non-product-form MVA (issue #36 targets: a 10-station, 3-class priority
+network in under 10 ms; sweeps of such networks at >= 10,000 cases/s end to end).
+
+Run: python benchmarks/bench_nonproduct.py [--repeats 20] [--cases 2000]
+
+The network: 3 closed classes (populations 4, 6, 3, think times 2, 1, 4), a priority
+CPU (levels 0, 1, 1) and a priority I/O processor (levels 1, 0, 1), an FCFS disk with
+class-dependent service, five PS queues and two delays: 10 stations.  Timed: one
+``solve(net, "auto")`` (Linearizer with the non-product-form terms, plus the variant
+and Bard-Schweitzer runs that decide whether to flag the result), one Bard-Schweitzer
+solve, and ``mva.sweep.run_sweep`` over ``--cases`` values of the CPU's demand for
+class 1 (what ``mva solve --sweep`` does).  Medians over ``--repeats`` runs after a
+warm-up.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from mva import NumericalWarning, solve  # noqa: E402
+from mva.files import network_from_dict  # noqa: E402
+from mva.sweep import run_sweep  # noqa: E402
+from timing import median_time  # noqa: E402
+
+
+def document() -> dict:
+    """The benchmark's 10-station, 3-class network with two priority stations, as a file."""
+    rng = np.random.default_rng(36)
+    stations = [{"name": "cpu", "type": "queue", "demand": [0.05, 0.12, 0.30], "discipline": "priority",
+                 "priority": [0, 1, 1]},
+                {"name": "iop", "type": "queue", "demand": [0.04, 0.02, 0.08], "discipline": "priority",
+                 "priority": [1, 0, 1]},
+                {"name": "disk", "type": "queue", "demand": [0.20, 0.01, 0.15], "discipline": "fcfs"}]
+    stations += [{"name": f"ps{k}", "type": "queue", "demand": rng.uniform(0.01, 0.1, 3).tolist()} for k in range(5)]
+    stations += [{"name": f"lan{k}", "type": "delay", "demand": rng.uniform(0.01, 0.05, 3).tolist()}
+                 for k in range(2)]
+    return {"network": {"population": [4, 6, 3], "think_time": [2.0, 1.0, 4.0]}, "station": stations}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--cases", type=int, default=2000)
+    args = parser.parse_args(argv)
+    doc = document()
+    net = network_from_dict(doc)
+    warnings.simplefilter("ignore", NumericalWarning)
+    auto_s, r = median_time(lambda: solve(net, "auto"), args.repeats)
+    schweitzer_s, _ = median_time(lambda: solve(net, "schweitzer"), args.repeats)
+    cases = [{"station.cpu.demand": [0.05, float(d), 0.30]} for d in np.linspace(0.02, 0.3, args.cases)]
+    sweep_s, frame = median_time(lambda: run_sweep(doc, cases, progress=False), max(1, args.repeats // 10))
+    print(f"network: 10 stations, 3 classes, 2 priority stations; auto ran {r.method}, accuracy: "
+          f"{r.accuracy[:90]}...")
+    print(f"{'what':<44} {'seconds':>10} {'target':>12}")
+    print(f"{'solve(net, auto), all checks':<44} {auto_s:>10.4f} {'< 0.010':>12}")
+    print(f"{'solve(net, schweitzer)':<44} {schweitzer_s:>10.4f}")
+    print(f"{f'run_sweep over {len(cases)} cases':<44} {sweep_s:>10.3f}   {len(cases) / sweep_s:,.0f} cases/s "
+          f"(target 10,000)")
+
+
+if __name__ == "__main__":
+    main()

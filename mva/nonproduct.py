@@ -1,0 +1,222 @@
+"""Stations that are not product form: priority scheduling, FCFS with class-dependent
+service, non-exponential service at FCFS stations.
+
+BCMP product form (Baskett, Chandy, Muntz & Palacios, JACM 22(2), 1975) needs, at an FCFS
+station, one exponential service time for every class, and has no priorities.  Where a
+network breaks that, the approximate methods (Bard-Schweitzer and Linearizer,
+:mod:`mva.approximate`; ``auto`` picks them) replace the product-form residence time at
+that station by one that follows the discipline
+(:func:`mva._approximate_kernels.nonproduct_residence`), with one visit per interaction:
+
+* **FCFS with class-dependent service** (single server): an arrival waits for the work of
+  the customers it finds, each with its own class's demand,
+  R_c = D_c + sum_j D_j Q_j(n - e_c) (Reiser, "A queueing network analysis of computer
+  communication networks with window flow control", IEEE Trans. Commun. 27(8), 1979; the
+  FCFS approximation of Lazowska, Zahorjan, Graham & Sevcik, *Quantitative System
+  Performance*, 1984, sec. 7.4.2).  Exact MVA when the demands are equal.
+* **Non-exponential service** (squared coefficient of variation ``scv``): at a single
+  server the customer in service has mean residual life D (1 + scv) / 2, which adds
+  sum_j U_j(n - e_c) D_j (scv - 1) / 2 (Reiser 1979; exact for M/G/1, the
+  Pollaczek-Khinchine mean); at m servers the queueing delay of the multi-server MVA
+  formula is scaled by (1 + scv) / 2, as in Allen and Cunneen's G/G/m approximation
+  (A. O. Allen, *Probability, Statistics and Queueing Theory*, 2nd ed., 1990, eq. 6.86
+  with Poisson arrivals).  Exact MVA when scv = 1.
+* **Priority, preemptive-resume** (single server): classes of equal ``priority`` form one
+  level, served FCFS among themselves; an arrival waits for the work it finds at its own
+  level and above, and is preempted by higher levels for as long as it stays,
+  R_c = [D_c + sum_{j: level <= c's} (D_j Q_j(n - e_c) + residual terms)] /
+  (1 - sum_{j: level < c's} U_j), the completion-time form of the MVA priority
+  approximation (R. M. Bryant, A. E. Krzesinski, M. S. Lakshmi and K. M. Chandy, "The
+  MVA priority approximation", ACM TOCS 2(4):335-359, 1984, sec. 3).  For open classes
+  it is Cobham's formula exactly (A. Cobham, "Priority assignment in waiting line
+  problems", Operations Research 2(1):70-76, 1954).  Exact MVA when all classes share one
+  level and FCFS is.
+
+Networks of open classes only are solved station by station in closed form
+(:func:`open_residence`: Cobham at priority stations, Pollaczek-Khinchine at single
+servers, Erlang C scaled by Allen-Cunneen at multi-servers).  A non-product-form station
+with open traffic beside closed classes is refused (simulate it).  The exact method
+refuses stations with ``backlog`` (it would be exact for a different network); the
+single-server residual-time term it keeps, as before.
+
+Accuracy is measured against the project's simulation by
+``benchmarks/accuracy_nonproduct.py`` and stated in ``Result.accuracy``
+(:func:`approximation_note`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["open_residence", "erlang_c", "approximation_note", "variant_spread", "SPREAD_LIMIT",
+           "MEASURED_ACCURACY", "NONPRODUCT_METHODS"]
+
+#: The methods that solve networks with non-product-form stations (``auto`` picks one).
+NONPRODUCT_METHODS = ("linearizer", "schweitzer")
+
+#: What the approximation's numbers are worth, measured by
+#: ``benchmarks/accuracy_nonproduct.py`` against the simulation (see there).
+MEASURED_ACCURACY = "its error against simulation is measured by benchmarks/accuracy_nonproduct.py"
+
+
+#: Largest relative difference between the class throughputs of the approximation and of
+#: its bracketing variants before a result is flagged unreliable.
+SPREAD_LIMIT = 0.05
+#: Largest relative difference between Linearizer's and Bard-Schweitzer's class
+#: throughputs on a network that is not product form before a Linearizer result is
+#: flagged: where the estimate of what an arrival finds matters that much, the arrival
+#: theorem's failure matters too.  Both limits chosen on 120 tuning networks (seed 7 of
+#: ``benchmarks/accuracy_nonproduct.py``), where they flagged 35 of the 43 networks more
+#: than 5% off and 9 others.
+ESTIMATE_LIMIT = 0.07
+
+
+def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tuple[list[str], float]:
+    """Doubts about a non-product-form solution from the spread of its variants.
+
+    The approximation sits between two published forms of its own terms: at priority
+    stations, Bryant et al.'s completion time (the higher levels preempt at their full
+    utilisation: pessimistic for the low classes of a closed network) and Chandy &
+    Lakshmi's (the higher customers found at the station removed: optimistic near
+    saturation); for non-exponential service, exponential service and the residual-time
+    term; where classes with different demands or levels meet, the count of customers an
+    arrival finds with and without the blocking correction.  All are solved by Bard-Schweitzer (cheap), the spread taken relative to its
+    solution of the chosen form.  Where these variants move some class throughput by more
+    than :data:`SPREAD_LIMIT`, or (``compare_estimate``: the method was Linearizer)
+    Bard-Schweitzer's estimate of the arrival instant moves it by more than
+    :data:`ESTIMATE_LIMIT` from ``throughput``, the network is in a regime the
+    approximation does not resolve, and the result says so with the range.
+
+    Parameters
+    ----------
+    plan : SolverPlan       of the network solved.
+    throughput : (C_closed,) the solution's class throughputs (1/time unit).
+    schweitzer : callable    plan -> solved state (with ``throughput``) by Bard-Schweitzer.
+    compare_estimate : bool  also compare Bard-Schweitzer with ``throughput``.
+
+    Returns
+    -------
+    (doubts, spread): one sentence per limit exceeded; the variants' spread (relative).
+    """
+    import copy
+
+    from ._approximate_kernels import PREEMPT_BKLC, PREEMPT_CL
+
+    variants = []
+    if plan.closed_level.any():
+        for preemption in (PREEMPT_BKLC, PREEMPT_CL):
+            variant = copy.copy(plan)
+            variant.preemption = preemption
+            variants.append(variant)
+    if plan.residual.any():
+        variant = copy.copy(plan)
+        variant.residual = np.zeros_like(plan.residual)
+        variants.append(variant)
+    if plan.mixed_classes:
+        variant = copy.copy(plan)
+        variant.blocking = False
+        variants.append(variant)
+    if not variants and not compare_estimate:
+        return [], 0.0
+    base = schweitzer(plan).throughput
+    active = (throughput > 0) & (base > 0)
+
+    def relative(values, reference):
+        return np.where(active, np.abs(values) / np.where(active, reference, 1.0), 0.0)
+
+    doubts, spread = [], 0.0
+    if variants:
+        others = np.array([schweitzer(v).throughput for v in variants])
+        low = np.minimum(others.min(axis=0), base)
+        high = np.maximum(others.max(axis=0), base)
+        gaps = relative(high - low, base)
+        spread = float(gaps.max())
+        if spread > SPREAD_LIMIT:
+            c = int(np.argmax(gaps))
+            scale = throughput[c] / base[c]     # the range about the method's own answer
+            doubts.append(f"the non-product-form approximation's variants disagree by {100 * spread:.3g}% (closed "
+                          f"class {c + 1}'s throughput from {low[c] * scale:.4g} to {high[c] * scale:.4g})")
+    if compare_estimate:
+        gaps = relative(base - throughput, throughput)
+        if gaps.max() > ESTIMATE_LIMIT:
+            c = int(np.argmax(gaps))
+            doubts.append(f"Bard-Schweitzer's arrival estimate moves closed class {c + 1}'s throughput by "
+                          f"{100 * gaps.max():.3g}%, where the arrival theorem does not hold")
+    if doubts:
+        doubts[-1] += ": simulate it (--method simulation)"
+    return doubts, spread
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """Probability that an arrival waits at an M/M/m queue (Erlang's C formula).
+
+    Parameters
+    ----------
+    servers : int   m >= 1.
+    offered : float a = lambda x mean service time (Erlangs), 0 <= a < m.
+    """
+    # Erlang B by its stable recursion B(k) = a B(k-1) / (k + a B(k-1)), then C from B
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / servers
+    return b / (1.0 - rho + rho * b)
+
+
+def open_residence(demand, rate, level, servers: int, scv: float) -> np.ndarray:
+    """Residence time of each open class at one station that is not product form.
+
+    Parameters
+    ----------
+    demand : (C,) float     D_c, service time per visit (one visit per interaction).
+    rate : (C,) float       arrival rate lambda_c (0 for a class that is not open).
+    level : (C,) int        priority levels (equal: FCFS).
+    servers : int           m (priority stations have one).
+    scv : float             squared coefficient of variation of every class's service.
+
+    Returns
+    -------
+    (C,) residence times (0 where the rate is 0), same time unit as ``demand``.
+
+    Notes
+    -----
+    FCFS: the M/G/m waiting time of the mixture of the classes' service times, Erlang C
+    times mean service / (m - a) times (1 + c_s^2) / 2 (Allen-Cunneen; exact for m = 1, the
+    Pollaczek-Khinchine mean).  Priority (m = 1): Cobham's preemptive-resume formula
+    T_c = D_c / (1 - s_H) + sum_{j in L} lambda_j E[S_j^2] / 2 / ((1 - s_H)(1 - s_L)), s_H and s_L the
+    utilisations of the levels above c's and of c's and above.
+    """
+    demand = np.asarray(demand, dtype=float)
+    rate = np.asarray(rate, dtype=float)
+    level = np.asarray(level)
+    second = demand * demand * (1.0 + scv)          # E[S^2] per class
+    out = np.zeros(len(demand))
+    if np.unique(level[rate > 0]).size > 1:
+        for c in np.flatnonzero(rate > 0):
+            above = level < level[c]
+            upto = level <= level[c]
+            s_high = float(rate[above] @ demand[above])
+            s_upto = float(rate[upto] @ demand[upto])
+            residual = float(rate[upto] @ second[upto]) / 2.0
+            out[c] = demand[c] / (1.0 - s_high) + residual / ((1.0 - s_high) * (1.0 - s_upto))
+        return out
+    total = rate.sum()
+    mean = float(rate @ demand) / total
+    cs2 = float(rate @ second) / total / (mean * mean) - 1.0 if mean > 0 else 1.0
+    offered = total * mean
+    wait = erlang_c(servers, offered) * mean / (servers - offered) * (1.0 + cs2) / 2.0
+    return np.where(rate > 0, demand + wait, 0.0)
+
+
+def approximation_note(stations: list[str], method: str) -> str:
+    """The ``Result.accuracy`` note of a network with non-product-form ``stations`` solved
+    by ``method`` (``"exact"``: Reiser's residual-time term on the exact lattice;
+    ``"open"``: open classes only, :func:`open_residence`)."""
+    if method == "open":
+        return f"approximate: {'; '.join(stations)} not product form, solved station by station in closed form " \
+               "(Cobham; Pollaczek-Khinchine; Erlang C with Allen-Cunneen): exact for one queue with Poisson " \
+               "arrivals and one server"
+    if method == "exact":
+        return f"approximate: {'; '.join(stations)} not product form, solved by residual-time MVA (Reiser 1979) " \
+               "on the exact lattice (--method simulation measures the difference)"
+    return f"approximate: {'; '.join(stations)} not product form, solved by non-product-form MVA " \
+           f"(mva.nonproduct; {MEASURED_ACCURACY})"
