@@ -43,7 +43,8 @@ def damped(relaxation):
 
 @_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
-                     marginal_correction, queue, marginal, tol, max_iter, residual, backlog, level, preemption, blocking):
+                     marginal_correction, queue, marginal, tol, max_iter, residual, backlog, level, preemption,
+                     blocking):
     """Solve the approximate-MVA equations at one population vector by successive
     substitution.
 
@@ -68,14 +69,18 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        U_kj(n - e_c) estimated as X_j D_kj (n_j - [j = c]) / n_j
                                        (see :func:`mva._exact_kernels.closed_lattice_mva`).
     backlog : (M,) bool                stations that are not product form (FCFS with
-                                       class-dependent demands, priority, multi-server FCFS
-                                       with non-exponential service): an arrival waits for
-                                       the work of the customers ahead of it, each with its
-                                       own class's demand, not for its own demand per
-                                       customer (:func:`nonproduct_residence`).
+                                       class-dependent demands or non-exponential service,
+                                       priority): an arrival waits for the work of the
+                                       customers ahead of it, each with its own class's
+                                       demand, not for its own demand per customer
+                                       (:func:`nonproduct_residence`).
     level : (M, C) int64               priority level of each class at a priority station
                                        (lower served first, preemptive-resume); equal
                                        everywhere else.
+    preemption : int                   :data:`PREEMPT_BKLC`, :data:`PREEMPT_CL` or
+                                       :data:`PREEMPT_BLEND` (the preemption factor).
+    blocking : bool                    apply the blocking correction of
+                                       :func:`nonproduct_residence` (False: a variant).
     tol : float                        stop when :func:`estimated_error` of the largest
                                        change of an iteration (|dX_c| / X_c, |dQ_kc| / n_c,
                                        |dp_k(j)|) is <= tol.
