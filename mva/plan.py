@@ -137,7 +137,7 @@ class SolverPlan:
         service time for every class at an FCFS station and has no priorities.  Elsewhere
         the approximate methods use the non-product-form residence time of
         :func:`mva._approximate_kernels.nonproduct_residence` (``backlog``), and the exact
-        method refuses (:meth:`require_product_form`).
+        method refuses them where its lattice cannot carry them (:func:`mva.exact_mva`).
         """
         M, C = demand.shape
         #: (scv - 1) / 2 at FCFS and priority stations with non-exponential service, the
