@@ -330,8 +330,10 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
 
 @_jit
 def erlang_c(servers, offered):
-    """Erlang's C formula: P(wait) at an M/M/m queue of m = ``servers`` (float) and
-    offered load ``offered`` < m (the stable recursion through Erlang B)."""
+    """Erlang's C formula: the probability that an arrival waits at an M/M/m queue of
+    m = ``servers`` (rounded to an integer) and offered load ``offered`` < m Erlangs
+    (lambda x mean service time), by the stable recursion through Erlang B,
+    B(k) = a B(k-1) / (k + a B(k-1))."""
     b = 1.0
     m = int(servers + 0.5)
     for k in range(1, m + 1):

@@ -162,8 +162,8 @@ class _State:
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
         # Newton's closed-form queue lengths hold for product-form stations only
-        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.residual.any() \
-            and not plan.backlog.any()
+        # (residual-time terms sit only at non-product-form stations)
+        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.backlog.any()
         budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
         out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue,
@@ -214,7 +214,8 @@ def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
     if state is not None and plan.population.sum() > 1 and plan.backlog.any():
         # the variants by Bard-Schweitzer, whatever the method: a tenth of Linearizer's cost
         doubt, spread = variant_spread(plan, state.throughput, lambda p: _schweitzer_driver(p, tol, max_iter, {})[0],
-                                       compare_estimate=method == "linearizer")
+                                       compare_estimate=method == "linearizer",
+                                       base=state.throughput if method == "schweitzer" else None)
         extras["variant_spread"] = spread
         doubts += doubt
     if checked:

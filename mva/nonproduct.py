@@ -66,11 +66,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["open_residence", "erlang_c", "approximation_note", "variant_spread", "SPREAD_LIMIT",
-           "MEASURED_ACCURACY", "NONPRODUCT_METHODS"]
+from ._approximate_kernels import erlang_c  # noqa: F401 (public here: one Erlang C for both)
 
-#: The methods that solve networks with non-product-form stations (``auto`` picks one).
-NONPRODUCT_METHODS = ("linearizer", "schweitzer")
+__all__ = ["open_residence", "erlang_c", "approximation_note", "variant_spread", "SPREAD_LIMIT",
+           "ESTIMATE_LIMIT", "MEASURED_ACCURACY"]
 
 #: What the approximation's numbers are worth: measured by
 #: ``benchmarks/accuracy_nonproduct.py`` against the simulation on the held-out seed 4036
@@ -92,7 +91,7 @@ SPREAD_LIMIT = 0.05
 ESTIMATE_LIMIT = 0.07
 
 
-def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tuple[list[str], float]:
+def variant_spread(plan, throughput, schweitzer, compare_estimate=False, base=None) -> tuple[list[str], float]:
     """Doubts about a non-product-form solution from the spread of its variants.
 
     The approximation sits between two published forms of its own terms: at priority
@@ -101,8 +100,8 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tupl
     Lakshmi's (the higher customers found at the station removed: optimistic near
     saturation); for non-exponential service, exponential service and the residual-time
     term; where classes with different demands or levels meet, the count of customers an
-    arrival finds with and without the blocking correction.  All are solved by Bard-Schweitzer (cheap), the spread taken relative to its
-    solution of the chosen form.  Where these variants move some class throughput by more
+    arrival finds with and without the blocking correction.  All are solved by
+    Bard-Schweitzer (cheap), the spread taken relative to its solution of the chosen form.  Where these variants move some class throughput by more
     than :data:`SPREAD_LIMIT`, or (``compare_estimate``: the method was Linearizer)
     Bard-Schweitzer's estimate of the arrival instant moves it by more than
     :data:`ESTIMATE_LIMIT` from ``throughput``, the network is in a regime the
@@ -114,6 +113,8 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tupl
     throughput : (C_closed,) the solution's class throughputs (1/time unit).
     schweitzer : callable    plan -> solved state (with ``throughput``) by Bard-Schweitzer.
     compare_estimate : bool  also compare Bard-Schweitzer with ``throughput``.
+    base : (C_closed,), optional  Bard-Schweitzer's throughputs of ``plan`` when already
+                             known (the method was Bard-Schweitzer: ``throughput`` itself).
 
     Returns
     -------
@@ -139,7 +140,7 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tupl
         variants.append(variant)
     if not variants and not compare_estimate:
         return [], 0.0
-    base = schweitzer(plan).throughput
+    base = schweitzer(plan).throughput if base is None else base
     active = (throughput > 0) & (base > 0)
 
     def relative(values, reference):
@@ -166,22 +167,6 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False) -> tupl
     if doubts:
         doubts[-1] += ": simulate it (--method simulation)"
     return doubts, spread
-
-
-def erlang_c(servers: int, offered: float) -> float:
-    """Probability that an arrival waits at an M/M/m queue (Erlang's C formula).
-
-    Parameters
-    ----------
-    servers : int   m >= 1.
-    offered : float a = lambda x mean service time (Erlangs), 0 <= a < m.
-    """
-    # Erlang B by its stable recursion B(k) = a B(k-1) / (k + a B(k-1)), then C from B
-    b = 1.0
-    for k in range(1, servers + 1):
-        b = offered * b / (k + offered * b)
-    rho = offered / servers
-    return b / (1.0 - rho + rho * b)
 
 
 def open_residence(demand, rate, level, servers: int, scv: float) -> np.ndarray:
