@@ -46,7 +46,7 @@ def main(argv=None):
                            args.max_events)
     if args.csv:
         rows.to_csv(args.csv, index=False)
-    print(nonproduct_report(rows))
+    print(nonproduct_report(rows, args.precision))
     print(f"{time.perf_counter() - start:.0f} s")
 
 

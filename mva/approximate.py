@@ -213,10 +213,10 @@ def _approximate(network, method, tol, max_iter, multiserver, driver, **more):
         if state is not None and plan.population.sum() > 1 else ([], [])
     if state is not None and plan.population.sum() > 1 and plan.backlog.any():
         # the variants by Bard-Schweitzer, whatever the method: a tenth of Linearizer's cost
-        doubt, spread = variant_spread(plan, state.throughput, lambda p: _schweitzer_driver(p, tol, max_iter, {})[0],
+        doubt, spread, form_gap = variant_spread(plan, state.throughput, lambda p: _schweitzer_driver(p, tol, max_iter, {})[0],
                                        compare_estimate=method == "linearizer",
                                        base=state.throughput if method == "schweitzer" else None)
-        extras["variant_spread"] = spread
+        extras["variant_spread"], extras["product_form_gap"] = spread, form_gap
         doubts += doubt
     if checked:
         accuracy = "; ".join(filter(None, [accuracy, *checked]))

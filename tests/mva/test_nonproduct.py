@@ -120,6 +120,26 @@ def test_the_approximation_reduces_to_mva_where_the_network_is_product_form(meth
     assert np.allclose(a.throughput, b.throughput, rtol=1e-12)
 
 
+def test_a_large_move_from_the_product_form_answer_is_flagged():
+    """The approximation's error grows with the correction it makes: a result whose class
+    throughput moves more than FORM_LIMIT from the product-form answer (processor sharing,
+    by Bard-Schweitzer) says so, with that move; a small correction is not flagged."""
+    from mva.nonproduct import FORM_LIMIT
+
+    for demand, flagged in (((0.40, 0.44), False), ((0.03, 1.2), True)):
+        net = Network([Station("q", "queue", demand, discipline="fcfs"), Station("z", "delay", [0.5, 0.5])],
+                      population=[4, 1])
+        r = solve(net, "schweitzer")
+        ps = solve(Network([Station("q", "queue", demand), Station("z", "delay", [0.5, 0.5])], population=[4, 1]),
+                   "schweitzer")
+        move = np.max(np.abs(ps.throughput / r.throughput - 1))
+        assert (move > FORM_LIMIT) == flagged, move
+        assert np.isclose(r.extras["product_form_gap"], move, rtol=1e-6)
+        assert ("from the product-form answer" in r.accuracy) == flagged, r.accuracy
+        if flagged:
+            assert r.accuracy.startswith("unreliable") and f"{100 * move:.3g}%" in r.accuracy
+
+
 def test_exact_refuses_and_auto_answers_with_the_approximation():
     net = _pair(levels=[0, 1])
     with pytest.raises(ModelError, match="not product form") as info:
@@ -186,5 +206,9 @@ def test_the_non_product_form_study_rows_and_report():
     assert list(rows["kind"]) == ["priority"] * 2 + ["fcfs"] * 2 + ["scv"] * 2
     assert np.all(np.isfinite(rows[["x_mean", "x_max", "r_mean", "old_x_max"]].to_numpy()))
     assert (rows["method"] != "exact").all()          # none of them is product form
-    report = nonproduct_report(rows)
+    report = nonproduct_report(rows, 0.05)
     assert "flagging audit" in report and report.count(" all ") >= 3
+    # the precision asked for is the one reported; a run short of it is counted
+    reached = int((rows.sim_half_width <= 0.05 * 1.02).sum())
+    assert f"simulation: {reached} of 6 networks to +-5% or better" in report
+    assert ("stopped at the event cap" in report) == (reached < 6)
