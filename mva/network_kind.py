@@ -16,13 +16,14 @@ anything else is solved case by case.
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .errors import ModelError
+from .errors import ModelError, NumericalWarning
 from .files import DEFAULT_TIME_UNIT, time_unit
 from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_values
 
@@ -149,7 +150,25 @@ class NetworkKind(ModelKind):
 
     def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case, batched where the cases share a shape (everything
-        but demands and think times) and the network is closed and single-class."""
+        but demands and think times) and the network is closed and single-class.
+
+        A row's ``unreliable`` says whether its result flags itself; instead of one
+        warning per such case, one line says how many there are and why the first is."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NumericalWarning)
+            frame = self._solve_batch_cases(base, cases)
+        doubts = [w for w in caught if issubclass(w.category, NumericalWarning) and "unreliable:" in str(w.message)]
+        for w in caught:
+            if w not in doubts:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        count = int(frame["unreliable"].sum()) if "unreliable" in frame else 0
+        if count:
+            first = str(doubts[0].message) if doubts else "see the cases' accuracy"
+            warnings.warn(f"{count} of {len(frame)} cases are unreliable (column unreliable); the first: {first}",
+                          NumericalWarning, stacklevel=2)
+        return frame
+
+    def _solve_batch_cases(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         if not self._exact:
             return pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in cases])
         names = list(dict.fromkeys(n for c in cases for n in c))
@@ -215,6 +234,7 @@ class NetworkKind(ModelKind):
         frame = {"throughput": out["throughput"], "response_time": out["response_time"]}
         frame.update({f"utilization.{s}": out["utilization"][:, k] for k, s in enumerate(stations)})
         frame["converged"] = np.ones(count, dtype=bool)
+        frame["unreliable"] = np.zeros(count, dtype=bool)    # exact MVA of a product-form network
         return pd.DataFrame(frame)
 
 
@@ -301,3 +321,13 @@ class NetworkSolution(ModelSolution):
     result: Any = field(default=None, repr=False)
     network: Any = field(default=None, repr=False)
     time_unit: str = DEFAULT_TIME_UNIT
+
+    @property
+    def unreliable(self) -> bool:
+        """Whether the result flags itself ``unreliable:`` (:attr:`mva.Result.accuracy`)."""
+        return self.result is not None and self.result.accuracy.startswith("unreliable")
+
+    def flat(self) -> dict:
+        """One row of a sweep (:meth:`ModelSolution.flat`) and ``unreliable``: whether this
+        case's result flags itself, so that a sweep says which of its rows to doubt."""
+        return {**super().flat(), "unreliable": self.unreliable}

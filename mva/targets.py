@@ -65,7 +65,12 @@ class ModelTarget:
         simulation``); a name without a unit is absent."""
         units = {p.name: p.unit for p in self.cls.parameters() if p.unit}
         if self.solver.get("method") != "simulation":
-            for name, unit in self.model.solve().units.items():
+            import warnings
+
+            with warnings.catch_warnings():      # (the solve is for the units: its doubts belong to the rows)
+                warnings.simplefilter("ignore")
+                solution = self.model.solve()
+            for name, unit in solution.units.items():
                 units[name] = unit
         return units
 

@@ -212,3 +212,35 @@ def test_the_non_product_form_study_rows_and_report():
     reached = int((rows.sim_half_width <= 0.05 * 1.02).sum())
     assert f"simulation: {reached} of 6 networks to +-5% or better" in report
     assert ("stopped at the event cap" in report) == (reached < 6)
+
+
+def test_a_sweep_says_which_of_its_cases_are_unreliable():
+    """Each row of a sweep over a network file carries its result's flag, and the sweep
+    warns once with the count instead of once per case; a product-form sweep (the exact
+    batch path) has the column too, all False."""
+    import warnings
+
+    from mva import NumericalWarning
+    from mva.files import network_from_dict
+    from mva.sweep import run_sweep
+
+    doc = {"network": {"population": [2, 3], "think_time": [1.0, 1.0]},
+           "station": [{"name": "q", "type": "queue", "demand": [0.2, 0.2], "discipline": "fcfs"},
+                       {"name": "d", "type": "queue", "demand": [0.1, 0.3]}]}
+    cases = [{"station.q.demand": [0.2, d]} for d in (0.2, 0.25, 2.0, 4.0)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = run_sweep(doc, cases, progress=False)
+    expected = []
+    for case in cases:
+        one = {**doc, "station": [{**doc["station"][0], "demand": case["station.q.demand"]}, doc["station"][1]]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected.append(solve(network_from_dict(one), "auto").accuracy.startswith("unreliable"))
+    assert list(frame["unreliable"]) == expected and 0 < sum(expected) < len(cases)
+    doubts = [str(w.message) for w in caught if issubclass(w.category, NumericalWarning)]
+    assert doubts == [f"{sum(expected)} of {len(cases)} cases are unreliable (column unreliable); the first: "
+                      + doubts[0].split("the first: ")[1]]
+    single = {"network": {"population": [3]}, "station": [{"name": "q", "type": "queue", "demand": [0.2]}]}
+    plain = run_sweep(single, [{"station.q.demand": d} for d in (0.1, 0.2)], progress=False)
+    assert list(plain["unreliable"]) == [False, False]
