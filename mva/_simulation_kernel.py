@@ -33,11 +33,14 @@ OUTSIDE = -1            # thinking (closed) or not in the system (open, free slo
 @jit(inline=True)
 def _top_level(k, n_kc, rank):
     """The priority level a priority station serves: the lowest ``priority`` value among
-    the classes present (equal values are one level)."""
-    top = -1
+    the classes present (equal values are one level; any integers, negative too).  Called
+    only at a station with customers."""
+    found = False
+    top = 0
     for c in range(n_kc.shape[1]):
-        if n_kc[k, c] > 0 and (top < 0 or rank[k, c] < top):
+        if n_kc[k, c] > 0 and (not found or rank[k, c] < top):
             top = rank[k, c]
+            found = True
     return top
 
 

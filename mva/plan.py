@@ -248,7 +248,7 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
     throughput[plan.open_classes] = rate[plan.open_classes]
     for k in plan.open_stations:
         a = plan.open_load[k]
-        if plan.backlog[k] or plan.residual[k]:
+        if plan.backlog[k]:
             # only open classes here (SolverPlan refuses a mixed one): closed forms per class
             rates = np.where(plan.open_mask, rate, 0.0)
             station = network.stations[k]
@@ -264,8 +264,7 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
             residence[k, c] = open_queue * demand[k, c] / a
     utilization = _utilization(network, plan, throughput, marginal)
     status = _with_approximation_note(plan, method, status)
-    approximated = np.flatnonzero((plan.residual != 0) | plan.backlog)
-    over = [f"{network.stations[k].name} at {utilization[k].sum():.4g}" for k in approximated
+    over = [f"{network.stations[k].name} at {utilization[k].sum():.4g}" for k in np.flatnonzero(plan.backlog)
             if utilization[k].sum() > 1.0 + 1e-9]
     if over:
         # the residual-time and priority terms can shorten residence below what the

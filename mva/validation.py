@@ -37,7 +37,7 @@ import pandas as pd
 
 from .arguments import OneLineParser
 from .errors import NumericalWarning
-from .network import Network, Station
+from .network import Network
 from .random_networks import NONPRODUCT_KINDS, random_closed_network, random_nonproduct_network
 from .solve import solve
 
@@ -142,7 +142,7 @@ def as_product_form(network):
     """The network as the project solved it before: FCFS and priority as processor
     sharing, service exponential."""
     return network.replace(stations=[
-        Station(s.name, s.kind, s.demand, servers=s.servers) if s.kind in ("queue", "multi") else s
+        dataclasses.replace(s, discipline="ps", priority=None, scv=1.0) if s.kind in ("queue", "multi") else s
         for s in network.stations])
 
 

@@ -77,6 +77,21 @@ def test_simulation_levels_are_defined_once():
     assert np.abs(exact_three - exact_shared)[1:].max() > 6 * shared.half_width["throughput"].max()
 
 
+def test_priority_values_count_only_by_their_order():
+    """Levels are any integers, negative too: shifting every priority by a constant is the
+    same discipline, in the simulation (same seed, same numbers) and in the analytic methods."""
+    def net(levels):
+        return Network([Station("q", "queue", [0.2, 0.3, 0.1], discipline="priority", priority=levels),
+                        Station("d", "queue", [0.1, 0.1, 0.1])], population=[2, 2, 2])
+
+    base, shifted = net([0, 2, 2]), net([-3, -1, -1])
+    a = solve(base, "simulation", seed=1, events=100_000)
+    b = solve(shifted, "simulation", seed=1, events=100_000)
+    assert np.array_equal(a.throughput, b.throughput)
+    assert a.throughput[0] > a.throughput[1]          # the top level is served first
+    assert np.allclose(solve(base, "auto").throughput, solve(shifted, "auto").throughput, rtol=1e-12)
+
+
 def test_two_class_closed_priority_network_against_the_markov_chain():
     """A priority CPU, an FCFS disk with class-dependent service and terminals: Linearizer
     with the priority approximation within 7% of the chain's class throughputs, where
