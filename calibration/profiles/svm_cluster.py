@@ -12,9 +12,12 @@ __all__ = ["simulate_pair", "application_values", "model_document"]
 
 def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-touch",
                   references: int | None = None) -> tuple[SVMResult, SVMResult]:
-    """``workload`` under HLRC (4 KiB pages) and under SC (``granularity`` bytes)."""
-    return (simulate_svm(workload, SVMConfig("hlrc", PAGE, home, references=references)),
-            simulate_svm(workload, SVMConfig("sc", granularity, home, references=references)))
+    """``workload`` under HLRC (4 KiB pages) and under SC (``granularity`` bytes), on the
+    machine without costs (the PRAM schedule): the application layer's counts, which the
+    model prices at any communication and protocol costs."""
+    free = {"communication": "ideal", "protocol_costs": "B", "references": references}
+    return (simulate_svm(workload, SVMConfig("hlrc", PAGE, home, **free)),
+            simulate_svm(workload, SVMConfig("sc", granularity, home, **free)))
 
 
 def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:

@@ -17,10 +17,25 @@ from ._reuse_kernel import _popcount
 from .traces import ACQUIRE, BARRIER, IFETCH, RELEASE, STORE
 
 DONE, GROW, DEADLOCK = -1, -2, -3
-RUN, WAIT_LOCK, WAIT_BARRIER, FINISHED = 0, 1, 2, 3
+# WAIT_DATA: only inside a transaction (the processor idles until the data arrives)
+RUN, WAIT_LOCK, WAIT_BARRIER, FINISHED, WAIT_DATA = 0, 1, 2, 3, 4
 QUANTUM = 256
 PAGE_WORDS = 1024          # 4-byte words in a 4 KiB page
 HEADER = 16                # bytes of a message header (requests, acks, notices)
+PACKET = 4096              # the NI sends a message's data in packets of up to 4 KiB
+CALENDAR = 64              # booked intervals remembered per resource
+
+# cost vector (``cost``, cycles; transfer in cycles per byte): Bilas et al. Tables 2 and 3
+(C_OVERHEAD, C_OCCUPANCY, C_TRANSFER, C_LINK, C_HANDLING, C_PROTECTION, C_COMPARE, C_DIFF_WORD, C_APPLY, C_TWIN,
+ C_HANDLER, C_NOTICE) = range(12)
+N_COSTS = 12
+# resources of a node booked in ``cal`` (processor time of handlers, I/O bus, NI)
+R_CPU, R_BUS, R_NI = range(3)
+# per-process times (``times``, cycles): the breakdown, the last data wait (when the
+# processor idled), the time a blocked lock request reached the holder, the finish
+(T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
+ T_FINISH) = range(10)
+N_TIMES = 10
 
 # per-process counters (columns of ``stats``)
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
@@ -48,10 +63,119 @@ def _send(stats, sender, receiver, nbytes, oneway):
 
 
 @jit
-def _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats):
+def _cycles(x):
+    """A cost in whole cycles (rounded to nearest)."""
+    return np.int64(x + 0.5)
+
+
+@jit
+def _book(cal, cal_n, node, res, t, d):
+    """Book ``d`` cycles of resource ``res`` of ``node`` at the earliest start >= ``t``
+    that overlaps no booked interval (served in the order bookings are made, which the
+    scheduler keeps close to time order); returns the start.  The calendar keeps the
+    latest :data:`CALENDAR` intervals, sorted and disjoint."""
+    if d <= 0:
+        return t
+    k = cal_n[node, res]
+    s = t
+    i = 0
+    while i < k:
+        a = cal[node, res, i, 0]
+        b = cal[node, res, i, 1]
+        if b <= s:
+            i += 1
+            continue
+        if a >= s + d:
+            break
+        s = b
+        i += 1
+    if k == CALENDAR:                 # forget the oldest interval
+        if i == 0:
+            return s
+        for j in range(1, k):
+            cal[node, res, j - 1, 0] = cal[node, res, j, 0]
+            cal[node, res, j - 1, 1] = cal[node, res, j, 1]
+        i -= 1
+        k -= 1
+    for j in range(k, i, -1):
+        cal[node, res, j, 0] = cal[node, res, j - 1, 0]
+        cal[node, res, j, 1] = cal[node, res, j - 1, 1]
+    cal[node, res, i, 0] = s
+    cal[node, res, i, 1] = s + d
+    cal_n[node, res] = k + 1
+    return s
+
+
+@jit
+def _deliver(t, s, r, nbytes, cost, cal, cal_n):
+    """Time a message of ``nbytes`` data bytes leaving ``s``'s processor at ``t`` is in
+    ``r``'s memory: the header and data over ``s``'s I/O bus, NI occupancy per packet of
+    up to 4 KiB at ``s``, the link, and over ``r``'s I/O bus (store and forward; each a
+    FCFS resource of its node).  ``t`` itself when ``s`` is ``r``."""
+    if s == r:
+        return t
+    x = _cycles((HEADER + nbytes) * cost[C_TRANSFER])
+    t = _book(cal, cal_n, s, R_BUS, t, x) + x
+    occ = _cycles(cost[C_OCCUPANCY] * max(1, (nbytes + PACKET - 1) // PACKET))
+    t = _book(cal, cal_n, s, R_NI, t, occ) + occ
+    t += _cycles(cost[C_LINK])
+    return _book(cal, cal_n, r, R_BUS, t, x) + x
+
+
+@jit
+def _steal(r, start, d, status, clock, times):
+    """A handler on ``r``'s processor from ``start`` for ``d`` cycles delays ``r``'s
+    program by as much, unless the processor idles then: the program waits at a lock or
+    a barrier, has finished, or the handler falls in its last data wait."""
+    if d <= 0 or status[r] != RUN:
+        return
+    lo = max(start, times[r, T_IDLE_FROM])
+    hi = min(start + d, times[r, T_IDLE_TO])
+    d -= max(hi - lo, 0)
+    clock[r] += d
+    times[r, T_HANDLER] += d
+
+
+@jit
+def _request(t, s, r, nbytes, extra, nout, cost, cal, cal_n, status, clock, times):
+    """A request of ``nbytes`` data bytes leaving ``s``'s processor at ``t`` and handled
+    at ``r``: message handling, the handler (``extra`` cycles of its own work beside the
+    basic cost) and the host overhead of the ``nout`` messages it sends, on ``r``'s
+    processor after the handlers booked before it.  Returns when the handler ends (the
+    sends leave then).  A request to oneself is a procedure call: ``extra`` and the sends."""
+    if s == r:
+        return t + _cycles(extra + nout * cost[C_OVERHEAD])
+    arrive = _deliver(t, s, r, nbytes, cost, cal, cal_n)
+    work = _cycles(cost[C_HANDLING] + cost[C_HANDLER] + extra + nout * cost[C_OVERHEAD])
+    start = _book(cal, cal_n, r, R_CPU, arrive, work)
+    _steal(r, start, work, status, clock, times)
+    return start + work
+
+
+@jit
+def _charge(p, d, clock, times):
+    """``d`` cycles of protocol work on ``p``'s own processor (protection, twins, diffs,
+    notices, the overhead of one-way sends)."""
+    clock[p] += d
+    times[p, T_PROTOCOL] += d
+
+
+@jit
+def _wait_data(p, start, end, clock, times):
+    """``p`` blocked from ``start`` until its data arrived at ``end``."""
+    clock[p] = end
+    times[p, T_DATA] += end - start
+    times[p, T_IDLE_FROM] = start
+    times[p, T_IDLE_TO] = end
+
+
+@jit
+def _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats,
+                  cost, cal, cal_n, status, clock, times):
     """Close ``p``'s interval (HLRC, at every synchronisation point): write-protect the
     pages it wrote, log one write notice per page, and send each non-home page's diff
-    (words compared against the twin, words changed) to the page's home."""
+    (words compared against the twin, words changed) to the page's home, where a
+    handler applies it; the sender does not wait for it."""
     if wn[p] == 0:
         return
     vc[p, p] += 1
@@ -61,6 +185,7 @@ def _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int
         idx = u * nprocs + p
         writable[idx] = 0
         stats[p, PROTECTIONS] += 1
+        _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
         log_page[p, log_n[p]] = u
         log_int[p, log_n[p]] = k
         log_n[p] += 1
@@ -74,38 +199,65 @@ def _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int
             stats[p, COMPARED_WORDS] += PAGE_WORDS
             stats[p, DIFF_WORDS] += words
             stats[h, APPLIED_WORDS] += words
-            _send(stats, p, h, HEADER + 4 * words, True)
+            create = _cycles(PAGE_WORDS * cost[C_COMPARE] + words * cost[C_DIFF_WORD])
+            _charge(p, create, clock, times)
+            times[p, T_DIFF] += create
+            if _send(stats, p, h, HEADER + 4 * words, True):
+                _charge(p, _cycles(cost[C_OVERHEAD]), clock, times)
+                _request(clock[p], p, h, 4 * words, words * cost[C_APPLY], 0, cost, cal, cal_n, status, clock,
+                         times)
     wn[p] = 0
 
 
 @jit
-def _learn(p, q, upto, nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc, stats):
+def _learn(p, q, upto, nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, clock, times):
     """Apply the write notices of ``q``'s intervals up to ``upto`` to ``p``: each is a
-    list element processed, and a valid non-home copy is invalidated (protection off)."""
+    list element processed, and a valid non-home copy is invalidated (protection off),
+    on ``p``'s processor."""
     if upto <= vc[p, q]:
         return
     j = pos[p, q] - log_base[q]
     while j < log_n[q] and log_int[q, j] <= upto:
         u = log_page[q, j]
         stats[p, NOTICES] += 1
+        _charge(p, _cycles(cost[C_NOTICE]), clock, times)
         idx = u * nprocs + p
         if home[u] != p and valid[idx]:
             valid[idx] = 0
             stats[p, INVALIDATIONS] += 1
             stats[p, PROTECTIONS] += 1
+            _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
         j += 1
     pos[p, q] = j + log_base[q]
     vc[p, q] = upto
 
 
 @jit
-def _grant(p, lock, nprocs, hlrc, holder, lock_last, lock_free, lock_vc, in_cs, clock, home, valid,
-           log_page, log_int, log_n, log_base, pos, vc, stats):
-    """``p`` takes ``lock``: request to the lock's manager, forward to the last holder,
-    grant (with the holder's write notices under HLRC) to ``p``."""
+def _lock_request(t, p, lock, to, nout, nprocs, cost, cal, cal_n, status, clock, times):
+    """``p``'s acquire of ``lock`` at ``t``: to the lock's manager and, forwarded, to node
+    ``to`` (the holder, or the last holder; -1: none), whose handler sends ``nout``
+    messages (none to ``p`` itself).  Returns when the last handler ends and the node
+    that answers."""
+    manager = lock % nprocs
+    if manager != p:
+        t += _cycles(cost[C_OVERHEAD])
+    if to >= 0 and to != manager:
+        t = _request(t, p, manager, 0, 0.0, 1, cost, cal, cal_n, status, clock, times)
+        return _request(t, manager, to, 0, 0.0, nout if to != p else 0, cost, cal, cal_n, status, clock, times), to
+    return _request(t, p, manager, 0, 0.0, nout if manager != p else 0, cost, cal, cal_n, status, clock,
+                    times), manager
+
+
+@jit
+def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home, valid,
+           log_page, log_int, log_n, log_base, pos, vc, stats, cost, times):
+    """``p`` takes ``lock`` when its grant arrives at ``arrive`` (its wait until then is
+    lock wait): request to the lock's manager, forward to the last holder, grant (with
+    the holder's write notices under HLRC, processed by ``p``)."""
     holder[lock] = p
-    if lock_free[lock] > clock[p]:
-        clock[p] = lock_free[lock]
+    if arrive > clock[p]:
+        times[p, T_LOCK] += arrive - clock[p]
+        clock[p] = arrive
     manager = lock % nprocs
     last = lock_last[lock]
     sent = _send(stats, p, manager, HEADER, False)
@@ -119,20 +271,26 @@ def _grant(p, lock, nprocs, hlrc, holder, lock_last, lock_free, lock_vc, in_cs, 
         for q in range(nprocs):
             if lock_vc[lock, q] > vc[p, q]:
                 _learn(p, q, lock_vc[lock, q], nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                       stats)
+                       stats, cost, clock, times)
     in_cs[p] += 1
 
 
 @jit
-def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats):
+def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats, cost, cal, cal_n, status, clock,
+               times):
     """One access under SC to block ``u`` (home ``home[u]``): a full-map directory
-    (owner or sharer bits per block), invalidation-based, three hops to a dirty owner."""
+    (owner or sharer bits per block), invalidation-based, three hops to a dirty owner.
+    A miss blocks ``p`` until its data, and under a write every acknowledgement, arrive."""
     bit = np.uint64(1) << np.uint64(p)
     h = home[u]
     o = owner[u]
     had = False
+    start = clock[p]
+    status[p] = WAIT_DATA
+    t = start + (_cycles(cost[C_OVERHEAD]) if h != p else 0)
     if not store:
         if o == p or (sharers[u] & bit):
+            status[p] = RUN
             return
         stats[p, READ_FAULTS] += 1
         remote = h != p or o >= 0
@@ -145,13 +303,20 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
                 stats[o, SERVED] += 1
             sharers[u] |= np.uint64(1) << np.uint64(o)
             owner[u] = -1
+            t = _request(t, p, h, 0, 0.0, 1 if o != h else 0, cost, cal, cal_n, status, clock, times)
+            t = _request(t, h, o, 0, 0.0, (o != p) + (o != h), cost, cal, cal_n, status, clock, times)
+            done = _deliver(t, o, p, unit_bytes, cost, cal, cal_n)
+            _request(t, o, h, unit_bytes, 0.0, 0, cost, cal, cal_n, status, clock, times)
         else:
             _send(stats, h, p, HEADER + unit_bytes, False)
+            t = _request(t, p, h, 0, 0.0, h != p, cost, cal, cal_n, status, clock, times)
+            done = _deliver(t, h, p, unit_bytes, cost, cal, cal_n)
         if h != p:
             stats[h, SERVED] += 1
         sharers[u] |= bit
     else:
         if o == p:
+            status[p] = RUN
             return
         stats[p, WRITE_FAULTS] += 1
         had = (sharers[u] & bit) != 0
@@ -160,23 +325,38 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         if h != p:
             stats[h, SERVED] += 1
         others = sharers[u] & ~bit
+        to = o if o >= 0 else p                                   # the home's answer goes to the owner or to p
+        nout = np.int64(to != h)
+        for q in range(nprocs):
+            if q != h and (others >> np.uint64(q)) & np.uint64(1):
+                nout += 1
+        t = _request(t, p, h, 0, 0.0, nout, cost, cal, cal_n, status, clock, times)
+        done = t
         for q in range(nprocs):
             if (others >> np.uint64(q)) & np.uint64(1):
                 _send(stats, h, q, HEADER, True)                  # invalidation
                 _send(stats, q, p, HEADER, True)                  # acknowledgement
                 stats[q, INVALIDATIONS] += 1
+                tq = _request(t, h, q, 0, 0.0, q != p, cost, cal, cal_n, status, clock, times)
+                done = max(done, _deliver(tq, q, p, 0, cost, cal, cal_n))
         if o >= 0:
             _send(stats, h, o, HEADER, False)
             _send(stats, o, p, HEADER + unit_bytes, False)
             if o != h:
                 stats[o, SERVED] += 1
             stats[o, INVALIDATIONS] += 1
+            to = _request(t, h, o, 0, 0.0, 1, cost, cal, cal_n, status, clock, times)
+            done = max(done, _deliver(to, o, p, unit_bytes, cost, cal, cal_n))
         elif had:
             _send(stats, h, p, HEADER, False)                     # ownership without data
+            done = max(done, _deliver(t, h, p, 0, cost, cal, cal_n))
         else:
             _send(stats, h, p, HEADER + unit_bytes, False)
+            done = max(done, _deliver(t, h, p, unit_bytes, cost, cal, cal_n))
         owner[u] = p
         sharers[u] = np.uint64(0)
+    status[p] = RUN
+    _wait_data(p, start, done, clock, times)
     if remote:
         stats[p, REQUESTS] += 1
         if in_cs[p] > 0:
@@ -191,9 +371,13 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
         holder, lock_last, lock_free, lock_vc, lock_acquires,
-        status, clock, waiting, wait_since, in_cs, phase_busy, stats):
+        status, clock, waiting, wait_since, in_cs, phase_busy, stats, cost, cal, cal_n, times):
     """Run until a refill, growth, the end or a deadlock (see the module docstring)."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
+    timed = False                        # any cost: bookings, kept in time order
+    for k in range(cost.shape[0]):
+        if cost[k] != 0:
+            timed = True
     cap_units = home.shape[0]
     cap_locks = holder.shape[0]
     while True:
@@ -220,10 +404,12 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 if not ended[p]:
                     return p
                 if hlrc:
-                    _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats)
+                    _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats,
+                                  cost, cal, cal_n, status, clock, times)
                 status[p] = FINISHED         # a barrier others wait at may now be complete without p
+                times[p, T_FINISH] = clock[p]
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats)
+                                        status, clock, glob, phase_busy, stats, cost, cal, cal_n, times)
                 break
             o = op[p, c]
             cursor[p] = c + 1
@@ -253,6 +439,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     continue                      # private: no protocol action
                 stats[p, SHARED_REFERENCES] += 1
                 store = o == STORE
+                sent_before = stats[p, MESSAGES]
                 first, last = block_range(a, size[p, c], log_unit)
                 vu = first
                 while vu <= last:
@@ -282,6 +469,13 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                 stats[p, READ_FAULTS] += 1
                             _send(stats, p, h, HEADER, False)
                             _send(stats, h, p, HEADER + unit_bytes, False)
+                            start = clock[p]
+                            status[p] = WAIT_DATA
+                            t = _request(start + _cycles(cost[C_OVERHEAD]), p, h, 0, 0.0, 1, cost, cal, cal_n,
+                                         status, clock, times)
+                            status[p] = RUN
+                            _wait_data(p, start, _deliver(t, h, p, unit_bytes, cost, cal, cal_n), clock, times)
+                            _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
                             stats[p, REQUESTS] += 1
                             stats[p, REPLY_BYTES] += unit_bytes
                             stats[h, SERVED] += 1
@@ -294,11 +488,13 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                 if not fetched:
                                     stats[p, WRITE_FAULTS] += 1
                                     stats[p, PROTECTIONS] += 1
+                                    _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
                                 writable[idx] = 1
                                 wlist[p, wn[p]] = u
                                 wn[p] += 1
                                 if h != p:
                                     stats[p, TWINS] += 1
+                                    _charge(p, _cycles(cost[C_TWIN]), clock, times)
                             if h != p:
                                 lo = a if vu == first else (vu << np.uint64(log_unit))
                                 hi = a + np.uint64(max(np.int64(size[p, c]), 1)) - np.uint64(1)
@@ -310,12 +506,16 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                 for w in range(w0, w1 + 1):
                                     dirty[idx, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
                     else:
-                        _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats)
+                        _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats, cost, cal,
+                                   cal_n, status, clock, times)
                     vu += np.uint64(1)
+                if timed and stats[p, MESSAGES] != sent_before:
+                    break                # processes behind p's clock book the resources first
                 continue
             # synchronisation: every marker closes the HLRC interval
             if hlrc:
-                _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats)
+                _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats,
+                              cost, cal, cal_n, status, clock, times)
             ident = addr[p, c]
             if o == ACQUIRE or o == RELEASE:
                 slot = _lookup(lock_tag, lock_key, lock_val, np.int64(0), ident)
@@ -328,10 +528,17 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 if o == ACQUIRE:
                     stats[p, ACQUIRES] += 1
                     lock_acquires[lock] += 1
+                    status[p] = WAIT_DATA
                     if holder[lock] < 0:
-                        _grant(p, lock, nprocs, hlrc, holder, lock_last, lock_free, lock_vc, in_cs, clock, home,
-                               valid, log_page, log_int, log_n, log_base, pos, vc, stats)
-                    else:
+                        t, giver = _lock_request(clock[p], p, lock, lock_last[lock], 1, nprocs, cost, cal, cal_n,
+                                                 status, clock, times)
+                        status[p] = RUN
+                        arrive = _deliver(max(t, lock_free[lock]), giver, p, 0, cost, cal, cal_n)
+                        _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home,
+                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
+                    else:                              # queued at the holder, who grants at its release
+                        times[p, T_LOCK_REQUEST] = _lock_request(clock[p], p, lock, holder[lock], 0, nprocs, cost,
+                                                                 cal, cal_n, status, clock, times)[0]
                         status[p] = WAIT_LOCK
                         waiting[p] = lock
                         wait_since[p] = clock[p]
@@ -350,28 +557,42 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             nxt = q
                     if nxt >= 0:
                         status[nxt] = RUN
-                        _grant(nxt, lock, nprocs, hlrc, holder, lock_last, lock_free, lock_vc, in_cs, clock, home,
-                               valid, log_page, log_int, log_n, log_base, pos, vc, stats)
+                        ov = _cycles(cost[C_OVERHEAD])
+                        request = times[nxt, T_LOCK_REQUEST]
+                        if request <= clock[p]:        # queued here before the release: p sends the grant
+                            _charge(p, ov, clock, times)
+                            leave = clock[p]
+                        else:                          # it comes later: its handler grants at once
+                            leave = _book(cal, cal_n, p, R_CPU, request, ov)
+                            _steal(p, leave, ov, status, clock, times)
+                            leave += ov
+                        arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
+                        _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home,
+                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
                 break
             if o == BARRIER:
                 stats[p, BARRIERS] += 1
                 _send(stats, p, 0, HEADER, False)
+                status[p] = WAIT_DATA
+                t = _request(clock[p] + (_cycles(cost[C_OVERHEAD]) if p != 0 else 0), p, 0, 0, 0.0, 0, cost, cal,
+                             cal_n, status, clock, times)
                 status[p] = WAIT_BARRIER
                 glob[G_ARRIVED] += 1
-                if clock[p] > glob[G_BARRIER_TIME]:
-                    glob[G_BARRIER_TIME] = clock[p]
+                if t > glob[G_BARRIER_TIME]:
+                    glob[G_BARRIER_TIME] = t
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats)
+                                        status, clock, glob, phase_busy, stats, cost, cal, cal_n, times)
                 break
             return DEADLOCK                            # unknown marker (checked by the loader)
 
 
 @jit
 def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc, status, clock,
-                            glob, phase_busy, stats):
-    """If every process still running waits at the barrier, release it: merge every
-    arrival's knowledge (HLRC write notices through the manager, node 0) and restart
-    them at the latest arrival's clock."""
+                            glob, phase_busy, stats, cost, cal, cal_n, times):
+    """If every process still running waits at the barrier, release it: the manager
+    (node 0) has handled the last arrival, then sends the release to each waiting node
+    in turn (its host overhead each), and each merges every arrival's knowledge (HLRC
+    write notices through the manager)."""
     active = 0
     for q in range(nprocs):
         if status[q] != FINISHED:
@@ -384,13 +605,22 @@ def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n,
             top = phase_busy[q]
         phase_busy[q] = 0
     glob[G_PHASE_MAX] += top
-    for p in range(nprocs):
+    t = glob[G_BARRIER_TIME]
+    for k in range(1, nprocs + 1):
+        p = k % nprocs                 # the manager leaves last, after its sends
         if status[p] != WAIT_BARRIER:
             continue
+        if p != 0:
+            t += _cycles(cost[C_OVERHEAD])
+            release = _deliver(t, 0, p, 0, cost, cal, cal_n)
+        else:
+            release = t
+        times[p, T_BARRIER] += release - clock[p]
+        clock[p] = release
+        status[p] = RUN
         if hlrc:
             for q in range(nprocs):
-                _learn(p, q, vc[q, q], nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc, stats)
+                _learn(p, q, vc[q, q], nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost,
+                       clock, times)
         _send(stats, 0, p, HEADER, False)
-        clock[p] = glob[G_BARRIER_TIME]
-        status[p] = RUN
     glob[G_ARRIVED] = 0

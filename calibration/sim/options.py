@@ -75,9 +75,10 @@ class Option:
         if self.kind == "names":
             return ",".join(split_names(label, value))
         text = str(value).lower()
-        if text not in self.choices:
-            raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")
-        return text
+        for choice in self.choices:              # any case; the choice as spelled (A, B+, hlrc)
+            if text == choice.lower():
+                return choice
+        raise ModelError(label, f"choose {', '.join(self.choices)}, not {value!r}")
 
 
     def _number(self, label: str, value):

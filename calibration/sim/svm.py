@@ -1,16 +1,18 @@
 """The SVM cluster machine: software shared memory across uniprocessor nodes, as page-
 based home-based lazy release consistency (HLRC) or fine-grained sequential consistency
-(SC), counting what each process's references cost the protocol
-(``mva simulate WORKLOAD --machine svm --protocol hlrc|sc --granularity 64B``).
+(SC), simulating the time each process's references cost the protocol and the
+communication (``mva simulate WORKLOAD --machine svm --protocol hlrc|sc --granularity
+64B --communication A --protocol-costs O``).
 
 The machine the layered study of software shared memory simulates in detail (Bilas,
 Jiang, Zhou & Singh, "Limits to the Performance of Software Shared Memory: A Layered
-Approach", HPCA 1999, §2-§3).  This simulator is functional: it counts protocol events
-per process, and the time they cost is the job of the layered model
-(:mod:`models.svm_cluster`), which varies the communication and protocol costs without
-re-running the trace.  One node per process; addresses in the workload's shared ranges
-are shared (keyed by virtual address, as a shared segment mapped at one address in
-every process), the rest private and free.
+Approach", HPCA 1999, §2-§3): it counts protocol events per process and simulates the
+time they cost, with contention at the network interfaces, I/O buses and the processors
+that run handlers (below).  The layered model (:mod:`models.svm_cluster`) prices the
+counts of a run without costs at any costs, without re-running the trace.  One node per
+process; addresses in the workload's shared ranges are shared (keyed by virtual
+address, as a shared segment mapped at one address in every process), the rest private
+and free.
 
 HLRC (Zhou, Iftode & Li, OSDI 1996) at 4 KiB pages:
 
@@ -41,12 +43,53 @@ Synchronisation (trace markers, :data:`calibration.sim.traces.ACQUIRE` ...): a l
 manager is node ``lock mod P``; an acquire is a request to the manager, a forward to the
 last holder and its grant.  A barrier is a message to the manager and one back.
 
-Time: each process keeps a PRAM clock, one cycle per instruction (instruction fetches,
-or ``cycles_per_reference`` per data reference in a trace without them); the runnable
-process with the smallest clock runs next, a lock waits for its release, a barrier for
-every process still running.  So lock hand-offs follow the program's own timing, and
-``pram_cycles`` (the last clock) is the ideal parallel time: every memory access free,
-only the work, its imbalance and lock serialisation left.
+Time (Bilas et al. §3.2-3.3; ``communication`` a set of Table 2, ``protocol_costs`` one
+of Table 3, or ``ideal`` and ``B``: every cost zero).  Each node is a processor (1 IPC:
+one cycle per instruction fetch, or ``cycles_per_reference`` per data reference of a
+trace without them), an I/O bus and a network interface; the runnable process with the
+smallest clock runs next.
+
+* A message costs its sender's processor the **host overhead** (asynchronous send), then
+  crosses the sender's I/O bus (header of 16 bytes and data at the **I/O bus
+  bandwidth**), the sender's NI (**NI occupancy** per packet of up to 4 KiB), the link
+  (20 cycles; 0 in B+) and the receiver's I/O bus [REC: store and forward at both ends;
+  the paper does not say].  I/O buses, NIs and each processor's handler time are FCFS
+  resources booked in the order the scheduler meets them, which it keeps close to time
+  order (a process that sent a message yields) [REC: bookings, not an event queue; a
+  booking may fill an earlier idle gap].
+* A **request** (page or block fetch, forward, invalidation, lock request, diff, barrier
+  arrival) runs a handler at the receiver: **message handling** + the **handler**'s
+  basic cost + its own work (diff application per word) + the host overhead of what it
+  sends.  Handlers interrupt the node's program, as the paper's simulator does with the
+  handling cost set to that of polling: the program is delayed by the handler unless
+  its processor idles then (waiting for data, at a lock or a barrier, or finished).
+  Data replies and acknowledgements are deposited in memory without a handler.
+* HLRC: a page fault waits for the page, then pays **page protection**; the first write
+  in an interval pays protection and, off the home, a **twin** (per page
+  [REC: Table 3 prints 10,000 cycles per word; a 1024-word page copied at about 10 cycles
+  a word is 10,000 per page]); at a synchronisation point each written page pays
+  protection and, off the home, **diff creation** (per word compared and per word in
+  the diff) and the diff's send, applied by the home's handler; the writer does not wait
+  for it [REC: nor does a later fetch of that page].  Each write notice received costs
+  20 cycles and each invalidation a protection.
+* SC: a miss waits for the data, and a write for every invalidation's acknowledgement;
+  the home's handler forwards to a dirty owner.  SC has no protection, twin or diff
+  costs (the paper does not simulate access control).
+* Locks: the request goes to the manager and is forwarded to the holder; if the lock
+  is free the last holder's handler grants it, else the holder grants it at its release
+  (waiters in order of their requests).  Barriers: a message to the manager (node 0),
+  which after the last arrival sends the releases one by one.
+
+Outputs: the execution time (the last node to finish), speedup = the work of all nodes
+(the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
+data wait / lock wait / barrier wait (the wait after finishing included) / protocol (its
+own protocol work and the handlers it ran), which sums to the execution time; Table 4's
+split of protocol time into handlers and diff creation.  Protocol state changes when a
+transaction starts [REC: no transient states; a transaction is priced through the
+resources but takes effect at once].  With every cost zero the run is the PRAM
+schedule: ``execution_cycles`` is the ideal parallel time (every memory access free,
+only the work, its imbalance and lock serialisation left), and the counts are those the
+layered model prices (:func:`calibration.profiles.svm_cluster.simulate_pair`).
 """
 from __future__ import annotations
 
@@ -63,14 +106,22 @@ from .options import option, size_label
 from .workload import PAGE, Workload
 from mva.jit import clock as wall_clock, seconds_since
 
-__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS"]
+__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "TIMES", "BREAKDOWN", "COMMUNICATION_SETS"]
 
 BUFFER = 1 << 16
+#: communication sets: Table 2's, and ``ideal`` (no communication cost at all)
+COMMUNICATION_SETS = ("A", "H", "B", "W", "B+", "ideal")
+#: the breakdown of each node's time (cycles; they sum to the execution time)
+BREAKDOWN = ("busy", "data_wait", "lock_wait", "barrier_wait", "protocol")
 COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages")
 assert len(COUNTERS) == K.N_STATS
+#: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
+#: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
+#: it, and when it finished
+TIMES = ("data_wait", "lock_wait", "barrier_wait", "protocol", "handler", "diff", "finish")
 
 
 @dataclass(frozen=True)
@@ -90,6 +141,20 @@ class SVMConfig:
                                                     "fetches (default: the kernel's, else 1; at most 1,000,000)", "cycles",
                                               low=0, high=MAX_CYCLES_PER_REFERENCE)
     references: int | None = option(None, "references kept of each process's trace (default: all)", "references")
+    communication: str = option("A", "communication costs (Bilas et al. Table 2): A achievable, H halfway, B best, "
+                                     "W worse, B+ better than best, ideal none at all (default A)",
+                                kind="choice", choices=COMMUNICATION_SETS)
+    protocol_costs: str = option("O", "protocol costs (Table 3): O original, H halfway, B best (default O)",
+                                 kind="choice", choices=("O", "H", "B"))
+    host_overhead: float | None = option(None, "processor cycles to send a message (default: the communication "
+                                               "set's)", "cycles", kind="float", low=0.0, high=1e9)
+    ni_occupancy: float | None = option(None, "NI cycles per packet of up to 4 KiB (default: the set's)", "cycles",
+                                        kind="float", low=0.0, high=1e9)
+    io_bandwidth: float | None = option(None, "I/O bus bandwidth (default: the set's; B+ 4, ideal unlimited)",
+                                        "bytes/cycle", kind="float", low=1e-6, high=1e9)
+    message_handling: float | None = option(None, "cycles from a message at the head of the NI's queue to its "
+                                                  "handler (default: the set's)", "cycles", kind="float", low=0.0,
+                                            high=1e9)
 
     def __post_init__(self):
         if self.protocol not in ("hlrc", "sc"):
@@ -104,6 +169,44 @@ class SVMConfig:
         if self.home not in ("first-touch", "round-robin"):
             raise ModelError("home", f"must be first-touch or round-robin, got {self.home!r}")
         check_run_options(self.cycles_per_reference, self.references)
+        if self.communication not in COMMUNICATION_SETS:
+            raise ModelError("communication", f"must be one of {', '.join(COMMUNICATION_SETS)}, "
+                                              f"got {self.communication!r}")
+        if self.protocol_costs not in ("O", "H", "B"):
+            raise ModelError("protocol_costs", f"must be O, H or B, got {self.protocol_costs!r}")
+        for name in ("host_overhead", "ni_occupancy", "io_bandwidth", "message_handling"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v >= 0 and (v > 0 or name != "io_bandwidth")):
+                raise ModelError(name, f"must be a finite number {'above' if name == 'io_bandwidth' else 'at least'}"
+                                       f" 0, got {v!r}")
+
+    def costs(self) -> dict:
+        """Every cost of the run (cycles; ``transfer`` in cycles per byte), from the sets
+        and the overrides: the keys of :data:`models.svm_cluster.COMMUNICATION` and
+        :data:`models.svm_cluster.PROTOCOL`."""
+        from models.svm_cluster import COMMUNICATION, PROTOCOL
+
+        comm = dict.fromkeys(COMMUNICATION["A"], 0.0) if self.communication == "ideal" else \
+            dict(COMMUNICATION[self.communication])
+        for name, key in (("host_overhead", "host_overhead"), ("ni_occupancy", "ni_occupancy"),
+                          ("message_handling", "message_handling")):
+            if getattr(self, name) is not None:
+                comm[key] = float(getattr(self, name))
+        if self.io_bandwidth is not None:
+            comm["transfer"] = 1.0 / self.io_bandwidth
+        return {**comm, **PROTOCOL[self.protocol_costs]}
+
+    def cost_vector(self) -> np.ndarray:
+        """:meth:`costs` in the kernel's order (:data:`calibration.sim._svm_kernel.N_COSTS`)."""
+        c = self.costs()
+        return np.array([c["host_overhead"], c["ni_occupancy"], c["transfer"], c["link_latency"],
+                         c["message_handling"], c["page_protection"], c["diff_compare"], c["diff_word"],
+                         c["diff_apply"], c["twin"], c["handler"], c["notice"]], np.float64)
+
+    @property
+    def free(self) -> bool:
+        """Every cost zero: the run is the PRAM schedule."""
+        return not self.cost_vector().any()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,16 +214,18 @@ class SVMConfig:
 
 @dataclass(frozen=True)
 class SVMResult:
-    """Counters per process (``processes``: name and :data:`COUNTERS`), their totals, the
-    PRAM time (``pram_cycles``), the sum over barrier phases of the slowest process's
-    work (``phase_max_cycles``), locks (``locks``, ``lock_concentration`` = the chance two
-    acquires name the same lock), shared ``units`` (pages or blocks) and run time."""
+    """Counters per process (``processes``: name, :data:`COUNTERS` and the times of
+    :data:`TIMES`), their totals, the simulated ``execution_cycles`` (the last node to
+    finish; the PRAM time when every cost is zero), the sum over barrier phases of the
+    slowest process's work (``phase_max_cycles``), locks (``locks``,
+    ``lock_concentration`` = the chance two acquires name the same lock), shared
+    ``units`` (pages or blocks) and run time."""
 
     workload: str
     config: dict
     processes: tuple
     totals: dict
-    pram_cycles: int
+    execution_cycles: int
     phase_max_cycles: int
     locks: int
     lock_concentration: float
@@ -129,20 +234,39 @@ class SVMResult:
 
     @property
     def sequential_cycles(self) -> int:
+        """The one-processor run's time: all the work, no protocol traffic (cycles)."""
         return int(self.totals["busy"])
 
     @property
-    def pram_speedup(self) -> float:
-        return self.sequential_cycles / max(self.pram_cycles, 1)
+    def speedup(self) -> float:
+        return self.sequential_cycles / max(self.execution_cycles, 1)
 
     def counter(self, name: str) -> np.ndarray:
-        """One counter as an array over processes."""
+        """One counter or time (:data:`COUNTERS`, :data:`TIMES`) as an array over processes."""
         return np.array([p[name] for p in self.processes], dtype=np.int64)
 
+    def breakdown(self) -> dict:
+        """:data:`BREAKDOWN` per node (cycles, arrays over processes): each node's time
+        to the end of the run, the wait after it finished counted as barrier wait."""
+        out = {k: self.counter(k).astype(float) for k in BREAKDOWN}
+        out["barrier_wait"] += self.execution_cycles - self.counter("finish")
+        return out
+
+    def protocol_share(self) -> dict:
+        """Bilas et al.'s Table 4: the percentage of the processors' time spent in
+        protocol activity, and the shares (%) of it in diff computation and in handlers."""
+        t = self.totals
+        total = t["protocol"]
+        return {"protocol": 100.0 * total / max(self.execution_cycles * len(self.processes), 1),
+                "handler": 100.0 * t["handler"] / total if total else 0.0,
+                "diff": 100.0 * t["diff"] / total if total else 0.0}
+
     def to_dict(self) -> dict:
+        b = self.breakdown()
         return {"workload": self.workload, "machine": "svm", "config": self.config,
                 "nodes": len(self.processes), "sequential_cycles": self.sequential_cycles,
-                "pram_cycles": self.pram_cycles, "pram_speedup": self.pram_speedup,
+                "execution_cycles": self.execution_cycles, "speedup": self.speedup,
+                "breakdown": {k: float(v.mean()) for k, v in b.items()}, "protocol_share": self.protocol_share(),
                 "phase_max_cycles": self.phase_max_cycles, "locks": self.locks,
                 "lock_concentration": self.lock_concentration, "units": self.units, "totals": self.totals,
                 "processes": list(self.processes), "seconds": self.seconds}
@@ -250,6 +374,10 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
     stats = np.zeros((P, K.N_STATS), np.int64)
+    cost = config.cost_vector()
+    cal = np.zeros((P, 3, K.CALENDAR, 2), np.int64)
+    cal_n = np.zeros((P, 3), np.int64)
+    times = np.zeros((P, K.N_TIMES), np.int64)
     while True:
         u, lk = st.units, st.locks
         code = K.run(op, addr, size, length, cursor, ended, cycles, P, hlrc, int(math.log2(config.granularity)),
@@ -257,7 +385,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
                      lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs,
-                     phase_busy, stats)
+                     phase_busy, stats, cost, cal, cal_n, times)
         if code == K.DONE:
             break
         if code == K.GROW:
@@ -273,11 +401,15 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
     acq = st.locks["acquires"][: int(glob[K.G_LOCKS])].astype(float)
     concentration = float((acq ** 2).sum() / acq.sum() ** 2) if acq.sum() > 0 else 0.0
-    procs = tuple({"name": p.name, **{c: int(stats[i, k]) for k, c in enumerate(COUNTERS)}}
-                  for i, p in enumerate(workload.processes))
-    totals = {c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)}
-    return SVMResult(workload.name, config.to_dict(), procs, totals, int(clock.max(initial=0)), phase_max,
-                     int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0))
+    timed = {"data_wait": times[:, K.T_DATA], "lock_wait": times[:, K.T_LOCK], "barrier_wait": times[:, K.T_BARRIER],
+             "protocol": times[:, K.T_PROTOCOL] + times[:, K.T_HANDLER], "handler": times[:, K.T_HANDLER],
+             "diff": times[:, K.T_DIFF], "finish": times[:, K.T_FINISH]}
+    procs = tuple({"name": p.name, **{c: int(stats[i, k]) for k, c in enumerate(COUNTERS)},
+                   **{c: int(v[i]) for c, v in timed.items()}} for i, p in enumerate(workload.processes))
+    totals = {**{c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)},
+              **{c: int(v.sum()) for c, v in timed.items() if c != "finish"}}
+    return SVMResult(workload.name, config.to_dict(), procs, totals, int(times[:, K.T_FINISH].max(initial=0)),
+                     phase_max, int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0))
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
@@ -288,19 +420,29 @@ def format_result(d: dict) -> str:
     """The table of ``mva simulate --machine svm`` from a run's :meth:`SVMResult.to_dict`."""
     c, t = d["config"], d["totals"]
     unit = "page" if c["protocol"] == "hlrc" else f"{c['granularity']}-byte block"
+    execution = d["execution_cycles"]
+    share = d["protocol_share"]
     lines = [f"{d['workload']}: {c['protocol'].upper()} at {size_label(c['granularity'])}, {d['nodes']} nodes, "
-             f"homes {c['home']}",
-             f"  work {d['sequential_cycles']:,} cycles; PRAM time {d['pram_cycles']:,} cycles "
-             f"(speedup {d['pram_speedup']:.2f})",
+             f"homes {c['home']}, communication {c['communication']}, protocol costs {c['protocol_costs']}",
+             f"  work {d['sequential_cycles']:,} cycles; execution {execution:,} cycles (speedup {d['speedup']:.2f})",
+             "  time per node (mean): " + ", ".join(f"{k.replace('_', ' ')} {100 * v / max(execution, 1):.1f}%"
+                                                    for k, v in d["breakdown"].items()),
+             f"  protocol activity {share['protocol']:.1f}% of the processors' time: handlers {share['handler']:.0f}%,"
+             f" diff computation {share['diff']:.0f}% of it",
              f"  shared {unit}s {d['units']:,}; locks {d['locks']:,} (concentration {d['lock_concentration']:.3f})",
              f"  {'node':<10}" + "".join(f"{k:>15}" for k in TABLE_COLUMNS)]
     for p in d["processes"] + [{"name": "total", **t}]:
         lines.append(f"  {p['name']:<10}" + "".join(f"{p[k]:>15,}" for k in TABLE_COLUMNS))
+    lines.append(f"  {'node':<10}" + "".join(f"{k:>15}" for k in (*BREAKDOWN, "finish")))
+    for p in d["processes"]:
+        lines.append(f"  {p['name']:<10}" + "".join(f"{p[k]:>15,}" for k in (*BREAKDOWN, "finish")))
     return "\n".join(lines)
 
 
 def summary_row(d: dict) -> dict:
     """One row of a sweep's table: the headline numbers of a run's :meth:`SVMResult.to_dict`."""
-    t = d["totals"]
-    return {"pram_cycles": d["pram_cycles"], "pram_speedup": d["pram_speedup"], "read_faults": t["read_faults"],
-            "write_faults": t["write_faults"], "diff_words": t["diff_words"], "messages": t["messages"]}
+    t, e = d["totals"], max(d["execution_cycles"], 1)
+    return {"execution_cycles": d["execution_cycles"], "speedup": d["speedup"],
+            **{f"{k}%": 100 * v / e for k, v in d["breakdown"].items() if k != "busy"},
+            "read_faults": t["read_faults"], "write_faults": t["write_faults"], "diff_words": t["diff_words"],
+            "messages": t["messages"]}
