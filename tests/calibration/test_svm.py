@@ -361,5 +361,6 @@ def test_study_small_run(capsys):
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft,water", "--events", "100000"]) == 0
     out = capsys.readouterr().out
     assert "BO->BB" in out and "MVA against discrete-event simulation" in out
+    assert "The layered model against the SVM machine" in out and " of 16\n" in out
     assert "] hlrc-synergy: " in out and "findings: " in out and " of 9\n" in out
     assert "barnes not in this run" in out          # a finding it cannot measure stays, with the reason
