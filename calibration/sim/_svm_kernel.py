@@ -110,8 +110,9 @@ def _book(cal, cal_n, node, res, t, d):
 def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     """Time a message of ``nbytes`` data bytes leaving ``s``'s processor at ``t`` is in
     ``r``'s memory: the header and data over ``s``'s I/O bus, NI occupancy per packet of
-    up to 4 KiB at ``s``, the link, and over ``r``'s I/O bus (store and forward; each a
-    FCFS resource of its node).  ``t`` itself when ``s`` is ``r``."""
+    up to 4 KiB at ``s``, the link, and ``r``'s I/O bus, which streams the data into
+    memory as it arrives (cut-through: an idle bus adds no time, a busy one delays the
+    end); each bus and NI a FCFS resource of its node.  ``t`` itself when ``s`` is ``r``."""
     if s == r:
         return t
     x = _cycles((HEADER + nbytes) * cost[C_TRANSFER])
@@ -119,7 +120,7 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     occ = _cycles(cost[C_OCCUPANCY] * max(1, (nbytes + PACKET - 1) // PACKET))
     t = _book(cal, cal_n, s, R_NI, t, occ) + occ
     t += _cycles(cost[C_LINK])
-    return _book(cal, cal_n, r, R_BUS, t, x) + x
+    return _book(cal, cal_n, r, R_BUS, t - x, x) + x
 
 
 @jit

@@ -52,8 +52,9 @@ smallest clock runs next.
 * A message costs its sender's processor the **host overhead** (asynchronous send), then
   crosses the sender's I/O bus (header of 16 bytes and data at the **I/O bus
   bandwidth**), the sender's NI (**NI occupancy** per packet of up to 4 KiB), the link
-  (20 cycles; 0 in B+) and the receiver's I/O bus [REC: store and forward at both ends;
-  the paper does not say].  I/O buses, NIs and each processor's handler time are FCFS
+  (20 cycles; 0 in B+) and the receiver's I/O bus, which streams the data into memory as
+  it arrives [REC: cut-through, so an unloaded message pays one crossing, as the layered
+  model's formula does; a busy receiving bus delays it; the paper does not say].  I/O buses, NIs and each processor's handler time are FCFS
   resources booked in the order the scheduler meets them, which it keeps close to time
   order (a process that sent a message yields) [REC: bookings, not an event queue; a
   booking may fill an earlier idle gap].
