@@ -130,7 +130,8 @@ def _fft(pid, P, restructured, size, rng, iterations=2, passes=8):
             yield _sync(BARRIER, barrier)
             barrier += 1
             other = dst if matrix == src else src
-            for q in range(P):
+            for step in range(P):
+                q = (pid + step) % P      # staggered, as SPLASH-2's Transpose: no convoy at one owner
                 # patch (rows of q) x (columns of pid) of ``matrix`` -> (rows of pid) x (columns of q) of ``other``
                 r = np.arange(rows, dtype=np.uint64)
                 if restructured:    # pull: read q's patch row by row, write own rows
