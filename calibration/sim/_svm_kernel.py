@@ -107,6 +107,13 @@ def _book(cal, cal_n, node, res, t, d):
 
 
 @jit
+def _sent(t, s, r, cost):
+    """When a message ``s``'s program starts at ``t`` leaves its processor: after the
+    host overhead, or at once when ``r`` is ``s`` (no message)."""
+    return t + (_cycles(cost[C_OVERHEAD]) if s != r else 0)
+
+
+@jit
 def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     """Time a message of ``nbytes`` data bytes leaving ``s``'s processor at ``t`` is in
     ``r``'s memory: the header and data over ``s``'s I/O bus, NI occupancy per packet of
@@ -240,8 +247,7 @@ def _lock_request(t, p, lock, to, nout, nprocs, cost, cal, cal_n, status, clock,
     messages (none to ``p`` itself).  Returns when the last handler ends and the node
     that answers."""
     manager = lock % nprocs
-    if manager != p:
-        t += _cycles(cost[C_OVERHEAD])
+    t = _sent(t, p, manager, cost)
     if to >= 0 and to != manager:
         t = _request(t, p, manager, 0, 0.0, 1, cost, cal, cal_n, status, clock, times)
         return _request(t, manager, to, 0, 0.0, nout if to != p else 0, cost, cal, cal_n, status, clock, times), to
@@ -288,7 +294,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
     had = False
     start = clock[p]
     status[p] = WAIT_DATA
-    t = start + (_cycles(cost[C_OVERHEAD]) if h != p else 0)
+    t = _sent(start, p, h, cost)
     if not store:
         if o == p or (sharers[u] & bit):
             status[p] = RUN
@@ -472,7 +478,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _send(stats, h, p, HEADER + unit_bytes, False)
                             start = clock[p]
                             status[p] = WAIT_DATA
-                            t = _request(start + _cycles(cost[C_OVERHEAD]), p, h, 0, 0.0, 1, cost, cal, cal_n,
+                            t = _request(_sent(start, p, h, cost), p, h, 0, 0.0, 1, cost, cal, cal_n,
                                          status, clock, times)
                             status[p] = RUN
                             _wait_data(p, start, _deliver(t, h, p, unit_bytes, cost, cal, cal_n), clock, times)
@@ -575,7 +581,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 stats[p, BARRIERS] += 1
                 _send(stats, p, 0, HEADER, False)
                 status[p] = WAIT_DATA
-                t = _request(clock[p] + (_cycles(cost[C_OVERHEAD]) if p != 0 else 0), p, 0, 0, 0.0, 0, cost, cal,
+                t = _request(_sent(clock[p], p, 0, cost), p, 0, 0, 0.0, 0, cost, cal,
                              cal_n, status, clock, times)
                 status[p] = WAIT_BARRIER
                 glob[G_ARRIVED] += 1

@@ -112,6 +112,8 @@ __all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "TIMES", "BREAK
 BUFFER = 1 << 16
 #: communication sets: Table 2's, and ``ideal`` (no communication cost at all)
 COMMUNICATION_SETS = ("A", "H", "B", "W", "B+", "ideal")
+#: protocol sets: Table 3's
+PROTOCOL_SETS = ("O", "H", "B")
 #: the breakdown of each node's time (cycles; they sum to the execution time)
 BREAKDOWN = ("busy", "data_wait", "lock_wait", "barrier_wait", "protocol")
 COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
@@ -146,7 +148,7 @@ class SVMConfig:
                                      "W worse, B+ better than best, ideal none at all (default A)",
                                 kind="choice", choices=COMMUNICATION_SETS)
     protocol_costs: str = option("O", "protocol costs (Table 3): O original, H halfway, B best (default O)",
-                                 kind="choice", choices=("O", "H", "B"))
+                                 kind="choice", choices=PROTOCOL_SETS)
     host_overhead: float | None = option(None, "processor cycles to send a message (default: the communication "
                                                "set's)", "cycles", kind="float", low=0.0, high=1e9)
     ni_occupancy: float | None = option(None, "NI cycles per packet of up to 4 KiB (default: the set's)", "cycles",
@@ -173,7 +175,7 @@ class SVMConfig:
         if self.communication not in COMMUNICATION_SETS:
             raise ModelError("communication", f"must be one of {', '.join(COMMUNICATION_SETS)}, "
                                               f"got {self.communication!r}")
-        if self.protocol_costs not in ("O", "H", "B"):
+        if self.protocol_costs not in PROTOCOL_SETS:
             raise ModelError("protocol_costs", f"must be O, H or B, got {self.protocol_costs!r}")
         for name in ("host_overhead", "ni_occupancy", "io_bandwidth", "message_handling"):
             v = getattr(self, name)
@@ -189,10 +191,9 @@ class SVMConfig:
 
         comm = dict.fromkeys(COMMUNICATION["A"], 0.0) if self.communication == "ideal" else \
             dict(COMMUNICATION[self.communication])
-        for name, key in (("host_overhead", "host_overhead"), ("ni_occupancy", "ni_occupancy"),
-                          ("message_handling", "message_handling")):
+        for name in ("host_overhead", "ni_occupancy", "message_handling"):
             if getattr(self, name) is not None:
-                comm[key] = float(getattr(self, name))
+                comm[name] = float(getattr(self, name))
         if self.io_bandwidth is not None:
             comm["transfer"] = 1.0 / self.io_bandwidth
         return {**comm, **PROTOCOL[self.protocol_costs]}
@@ -203,11 +204,6 @@ class SVMConfig:
         return np.array([c["host_overhead"], c["ni_occupancy"], c["transfer"], c["link_latency"],
                          c["message_handling"], c["page_protection"], c["diff_compare"], c["diff_word"],
                          c["diff_apply"], c["twin"], c["handler"], c["notice"]], np.float64)
-
-    @property
-    def free(self) -> bool:
-        """Every cost zero: the run is the PRAM schedule."""
-        return not self.cost_vector().any()
 
     def to_dict(self) -> dict:
         return asdict(self)
