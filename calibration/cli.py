@@ -38,7 +38,7 @@ def _cmd_convert(args):
 
 
 def _cmd_splash(args):
-    from .sim.splash import PROGRAMS, build, record
+    from .sim.splash import PROGRAMS, build, check_inputs, record
 
     if args.program not in PROGRAMS:
         raise ModelError("PROGRAM", f"unknown Splash-3 program {args.program!r}; choose {', '.join(PROGRAMS)}")
@@ -58,6 +58,7 @@ def _cmd_splash(args):
         raise ModelError("-o", f"cannot make the directory {out} ({exc.strerror})") from None
     refuse_overwrite(manifest, args.force, "-o")
     PROGRAMS[args.program].command(args.size or PROGRAMS[args.program].paper_size, args.processes)   # checks --size
+    check_inputs(args.program, args.source, args.size)
     binary = build(args.program, args.source, out, args.size)
     facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb, args.phases)
     print(f"{args.program}: {facts['processes']} processes, {facts['size']:,} {facts['size_unit']}: traced in "

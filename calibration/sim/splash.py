@@ -45,7 +45,7 @@ from mva.jit import jit
 
 from .traces import ACQUIRE, BARRIER, IFETCH, LOAD, RELEASE, STORE, Chunk, read_lackey, write_npz
 
-__all__ = ["PROGRAMS", "Program", "Layout", "build", "record", "convert", "read_layout", "structure_name",
+__all__ = ["PROGRAMS", "Program", "Layout", "check_inputs", "build", "record", "convert", "read_layout", "structure_name",
            "MARKER_KINDS"]
 
 RUNTIME = Path(__file__).parent / "parmacs"
@@ -67,17 +67,27 @@ class Program:
     paper_size: int
     arguments: Callable          # (size, processes) -> (arguments, standard input)
     note: str = ""
-    files: tuple = ()            # input files the program reads from its working directory
+    # input files the program reads, relative to its directory (copied to the same
+    # relative path in the working directory); a tuple or (size) -> tuple
+    files: tuple | Callable = ()
     # (file, pattern, replacement with {size}) applied to the build's copy of the sources
     edits: tuple = ()
     # (name, variable, C type, header, member): a structure that is a member of another,
     # e.g. FMM's f_array inside G_Memory; its offset and size come from a probe compiled
     # against the program's own header
     members: tuple = ()
+    # subdirectories built first by their own Makefile and flags (Volrend's libtiff,
+    # whose machine defines our CFLAGS would override)
+    prebuild: tuple = ()
+    cflags: str = ""             # added to the project's CFLAGS (e.g. -I./libtiff)
 
     def command(self, size: int, processes: int) -> tuple[list, str]:
         """(arguments, standard input) for ``size`` and ``processes``."""
         return self.arguments(size, processes)
+
+    def input_files(self, size: int) -> tuple:
+        """The input files the run at ``size`` reads (paths relative to the program's directory)."""
+        return self.files(size) if callable(self.files) else self.files
 
 
 def _fft(size, P):
@@ -115,6 +125,27 @@ def _lu(size, P):
     return [f"-n{size}", f"-p{P}", "-b16"], ""
 
 
+def _raytrace(scene):
+    # -m: megabytes of global memory for the program's own allocator (default 32)
+    return lambda size, P: ([f"-p{P}", "-m64", f"inputs/{scene}.env"], "")
+
+
+# Volrend's CT head by its width in voxels: SPLASH-2's 256 x 256 x 126 head and
+# Splash-3's scaled-down copies (half and a quarter in each dimension)
+VOLREND_HEADS = {256: "head", 128: "head-scaleddown2", 64: "head-scaleddown4"}
+
+
+def _volrend_head(size):
+    if size not in VOLREND_HEADS:
+        raise ModelError("--size", f"volrend renders the CT head {sorted(VOLREND_HEADS)} voxels wide, got {size}")
+    return VOLREND_HEADS[size]
+
+
+def _volrend(size, P):
+    # 4 frames (ROTATE_STEPS), SPLASH-2's default run
+    return [str(P), f"inputs/{_volrend_head(size)}", "4"], ""
+
+
 PROGRAMS = {p.name: p for p in (
     Program("fft", "kernels/fft", "FFT", "points", 65536, _fft),
     Program("lu", "kernels/lu/contiguous_blocks", "LU", "matrix order", 512, _lu, "not in Talbot & Kelly"),
@@ -136,6 +167,18 @@ PROGRAMS = {p.name: p for p in (
             edits=(("fmm.c.in", r"#define PDF 4\.0", "#define PDF 16.0"),),
             members=(("f_array", "G_Memory", "g_mem", "memory.h", "f_array"),)),
     Program("water-nsq", "apps/water-nsquared", "WATER-NSQUARED", "molecules", 512, _water, files=("random.in",)),
+    Program("water-spatial", "apps/water-spatial", "WATER-SPATIAL", "molecules", 512, _water, "not in Talbot & Kelly",
+            files=("random.in",)),
+    # the paper's scene; car.geo is a large file some copies of the tree lack
+    Program("raytrace", "apps/raytrace", "RAYTRACE", "image side (pixels)", 128, _raytrace("car"),
+            "not in Talbot & Kelly", files=("inputs/car.env", "inputs/car.geo"),
+            edits=(("inputs/car.env", r"resolution\s+\d+\s+\d+", "resolution\t{size}\t{size}"),)),
+    # SPLASH-2's small test scene, the stand-in where car.geo is missing
+    Program("raytrace-teapot", "apps/raytrace", "RAYTRACE", "image side (pixels)", 128, _raytrace("teapot"),
+            "not in Talbot & Kelly", files=("inputs/teapot.env", "inputs/teapot.geo"),
+            edits=(("inputs/teapot.env", r"resolution\s+\d+\s+\d+", "resolution\t{size}\t{size}"),)),
+    Program("volrend", "apps/volrend", "VOLREND", "head width (voxels)", 256, _volrend, "not in Talbot & Kelly",
+            files=lambda size: (f"inputs/{_volrend_head(size)}.den",), prebuild=("libtiff",), cflags="-I./libtiff"),
 )}
 
 
@@ -174,6 +217,20 @@ def _built_files(program: Program):
     return ignore
 
 
+def check_inputs(name, source, size: int | None = None) -> None:
+    """Raise :class:`ModelError` unless the Splash-3 tree ``source`` has program
+    ``name``'s directory and the input files its run at ``size`` reads (before any build)."""
+    program = _program(name)
+    codes = _codes(source)
+    where = codes / program.directory
+    if not where.is_dir():
+        raise ModelError("--source", f"{where} is missing from the Splash-3 tree")
+    for extra in program.input_files(program.paper_size if size is None else size):
+        if not (where / extra).is_file():
+            raise ModelError("--source", f"the Splash-3 tree lacks {program.directory}/{extra}, {program.name}'s "
+                                         "input (a large file some copies leave out)")
+
+
 def build(name, source, workdir, size: int | None = None) -> Path:
     """Compile program ``name`` (a name of :data:`PROGRAMS` or a :class:`Program`) of the
     Splash-3 tree ``source`` with the fork-based macro file, in a copy under ``workdir``
@@ -188,9 +245,8 @@ def build(name, source, workdir, size: int | None = None) -> Path:
     if build_codes.exists():
         shutil.rmtree(build_codes)
     (build_codes / program.directory).parent.mkdir(parents=True, exist_ok=True)
+    check_inputs(program, source, size)
     shutil.copy(codes / "Makefile.config", build_codes / "Makefile.config")
-    if not (codes / program.directory).is_dir():
-        raise ModelError("--source", f"{codes / program.directory} is missing from the Splash-3 tree")
     shutil.copytree(codes / program.directory, build_codes / program.directory, ignore=_built_files(program))
     for file, pattern, replacement in program.edits:
         path = build_codes / program.directory / file
@@ -198,7 +254,13 @@ def build(name, source, workdir, size: int | None = None) -> Path:
         if count != 1:
             raise ModelError("--source", f"{path.name} of this Splash-3 tree lacks {pattern!r}: another version?")
         path.write_text(text)
-    cflags = f"{CFLAGS} -I{RUNTIME}"
+    for directory in program.prebuild:
+        done = subprocess.run(["make", "-C", str(build_codes / program.directory / directory)],
+                              capture_output=True, text=True)
+        if done.returncode:
+            tail = "; ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+            raise ModelError("program", f"building {program.name}'s {directory} failed: {tail}")
+    cflags = f"{CFLAGS} -I{RUNTIME} {program.cflags}".strip()
     keep = build_codes / "keep-generated.mk"          # make would delete the generated C files
     keep.write_text(".SECONDARY:\n")
     done = subprocess.run(["make", "-C", str(build_codes / program.directory), "-f", "Makefile", "-f", str(keep),
@@ -425,7 +487,8 @@ def record(name, binary, out, processes: int, size: int | None = None, keep_logs
         shutil.rmtree(raw)
     raw.mkdir(parents=True)
     source_dir = Path(binary).parent
-    for extra in program.files:
+    for extra in program.input_files(size):
+        (raw / extra).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source_dir / extra, raw / extra)
     layout_path = raw / "layout"
     env = dict(os.environ, PARMACS_LAYOUT=str(layout_path), PARMACS_ARENA_MB=str(arena_mb))

@@ -145,3 +145,28 @@ def test_splash_command_refuses_bad_options_in_one_line(run_cli, tmp_path):
     assert code == 2 and "--source" in err and "not a Splash-3 tree" in err
     code, _, err = run_cli("trace", "splash", "nbody", "--source", str(tmp_path), "-o", str(tmp_path / "o"))
     assert code == 2 and "nbody" in err
+
+
+def test_the_svm_programs_check_their_sizes_and_inputs_before_any_work(tmp_path, run_cli):
+    from calibration.sim.splash import check_inputs
+
+    with pytest.raises(ModelError) as err:
+        PROGRAMS["volrend"].command(100, 16)
+    assert err.value.field == "--size" and "[64, 128, 256]" in err.value.problem
+    assert PROGRAMS["volrend"].command(64, 16) == (["16", "inputs/head-scaleddown4", "4"], "")
+    assert PROGRAMS["volrend"].input_files(128) == ("inputs/head-scaleddown2.den",)
+    with pytest.raises(ModelError, match="cube"):
+        PROGRAMS["water-spatial"].command(100, 16)
+    assert PROGRAMS["raytrace"].command(128, 16)[0] == ["-p16", "-m64", "inputs/car.env"]
+    # a tree without car.geo (a large file some copies lack): named, before any build
+    codes = tmp_path / "codes"
+    (codes / "apps/raytrace/inputs").mkdir(parents=True)
+    (codes / "Makefile.config").write_text("")
+    (codes / "apps/raytrace/inputs/car.env").write_text("geometry inputs/car.geo\n")
+    with pytest.raises(ModelError) as err:
+        check_inputs("raytrace", tmp_path)
+    assert err.value.field == "--source" and "inputs/car.geo" in err.value.problem
+    (codes / "apps/raytrace/inputs/car.geo").write_text("")
+    check_inputs("raytrace", tmp_path)
+    code, _, err = run_cli("trace", "splash", "volrend", "--source", str(tmp_path), "-o", str(tmp_path / "o"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "apps/volrend" in err

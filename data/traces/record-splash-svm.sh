@@ -1,0 +1,30 @@
+#!/bin/sh
+# Record the SVM study's programs (Bilas, Jiang, Zhou & Singh, HPCA 1999, Table 1: the
+# SPLASH-2 applications, from their race-free Splash-3 edition) at 16 processes, one per
+# node: fork-based PARMACS, valgrind lackey, one trace per process.
+# Usage: sh data/traces/record-splash-svm.sh SPLASH3 OUTDIR
+#        python -m calibration.studies.svm --programs OUTDIR
+# SPLASH3 is a Splash-3 tree (nothing in it is written to).  Needs gcc, make, m4 and
+# valgrind.  Sizes are scaled down from the paper's so that each program records in
+# about 1-8 minutes on a 2-core machine (the paper's in brackets): FFT 64K points (1M),
+# LU 256 (512), Ocean 130 (514), Radix 256K keys (1M), Barnes 1K particles (8K),
+# Water-Nsquared and Water-Spatial 216 molecules (512), Volrend the CT head scaled down
+# by four (the full head), Raytrace the teapot scene at 128 x 128 (car: car.geo is
+# not in every copy of the tree; with it, `record raytrace 128` records the paper's).
+set -e
+src=${1:?usage: record-splash-svm.sh SPLASH3 OUTDIR}
+out=${2:?usage: record-splash-svm.sh SPLASH3 OUTDIR}
+mkdir -p "$out"
+record() {   # record PROGRAM SIZE: OUTDIR/PROGRAM/PROGRAM.toml, as the study reads them
+    mva trace splash "$1" --source "$src" -o "$out/$1" --processes 16 --size "$2" --force
+    rm -rf "$out/$1/build" "$out/$1"/*.out
+}
+record fft 65536
+record lu 256
+record ocean-contig 130
+record radix 262144
+record barnes 1024
+record water-nsq 216
+record water-spatial 216
+record volrend 64
+record raytrace-teapot 128
