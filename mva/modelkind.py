@@ -46,7 +46,7 @@ from .jit import clock, seconds_since
 __all__ = ["Parameter", "ParameterisedModel", "ModelKind", "ModelSolution", "model_kinds", "load_model_kind",
            "document_kind", "bind_kind", "model_from_document", "split_element", "with_element", "parse_assignments", "resolve_values", "check_names",
            "flatten", "flatten_document", "hashable", "parse_value", "resolve_document",
-           "integer", "real", "choice", "real_list", "integer_list", "timed"]
+           "integer", "real", "choice", "real_list", "integer_list", "table_list", "timed"]
 
 ENTRY_POINT_GROUP = "mva.models"
 RESERVED_KEYS = ("kind", "name")
@@ -277,6 +277,19 @@ def integer_list(minimum: int = 0, length: int | None = None):
 
     def check(name, value):
         return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length)))
+    return check
+
+
+def table_list(keys: tuple, what: str):
+    """Check: a list of tables (dicts), each with exactly ``keys`` (``what`` one table
+    is, for the message: e.g. "group of phases"); returns a tuple of dicts."""
+    def check(name, value):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(p, dict) for p in value):
+            raise ModelError(name, f"must be a list of tables, one per {what}")
+        for k, table in enumerate(value):
+            if set(table) != set(keys):
+                raise ModelError(f"{name}[{k}]", f"needs exactly {', '.join(keys)}")
+        return tuple(dict(p) for p in value)
     return check
 
 

@@ -1,13 +1,29 @@
 """From SVM simulator runs to the layered cluster model (``models.svm_cluster``): the
 application layer is the per-node counts of one HLRC run and one SC run of the same
-workload."""
+workload, over the run and per group of like barrier phases."""
 from __future__ import annotations
 
-from ..sim.svm import SVMConfig, SVMResult, simulate_svm
+import math
+
+import numpy as np
+
+from ..sim.svm import COUNTERS, SVMConfig, SVMResult, simulate_svm
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
-__all__ = ["simulate_pair", "application_values", "model_document"]
+__all__ = ["simulate_pair", "application_values", "phase_groups", "model_document", "PHASE_GROUP_FACTOR",
+           "MAX_PHASE_GROUPS"]
+
+#: Barrier phases share a group when their message intensities (messages per cycle of
+#: the busiest node's work) and their concentrations (the busiest server's share of the
+#: requests served) fall in the same logarithmic bins of this factor (as the cc-NUMA
+#: profile's groups, :data:`calibration.sim.ccnuma.PHASE_GROUP_FACTOR`).
+PHASE_GROUP_FACTOR = 1.5
+#: at most this many groups (the model solves one network each); the groups with the
+#: fewest messages merge into their nearest neighbour by bins
+MAX_PHASE_GROUPS = 4
+#: a group with less than this share of both the run's work and its messages joins another
+MINOR = 0.02
 
 
 def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-touch",
@@ -21,7 +37,8 @@ def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-
 
 
 def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
-    """Model parameters (``hlrc.busy`` ... ``sc.lock_concentration``) from the two runs."""
+    """Model parameters (``hlrc.busy`` ... ``sc.lock_concentration``, ``hlrc.phases``)
+    from the two runs."""
     from models.svm_cluster import APP_COUNTERS
 
     values = {}
@@ -30,7 +47,67 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
             values[f"{tag}.{k}"] = [float(x) for x in run.counter(k)]
         values[f"{tag}.phase_max"] = float(run.phase_max_cycles)
         values[f"{tag}.lock_concentration"] = float(run.lock_concentration)
+        values[f"{tag}.phases"] = phase_groups(run)
     return values
+
+
+def _bin(x: float) -> int:
+    return int(math.floor(math.log(x) / math.log(PHASE_GROUP_FACTOR)))
+
+
+def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
+    """The run's barrier phases summed in groups of like phases: per group a table of
+    the model's counters (lists over nodes) and ``phase_max`` (the sum over its phases
+    of the busiest node's work).  Each phase's busiest server is swapped with node 0
+    before it is added [REC], so a hot spot that moves from node to node (LU's pivot
+    block) stays one hot spot in the sum; barriers keep phases apart in time, so a
+    message queues only with those of its own phase, and the model solves each group as
+    its own network (a program communicating in bursts between quiet phases, as FFT's
+    transposes, queues in the bursts).  Empty when the run has one phase (the run's
+    sums are its only group)."""
+    from models.svm_cluster import APP_COUNTERS
+
+    counts = run.phase_counts
+    if counts is None or counts.shape[0] < 2:
+        return []
+    col = {k: COUNTERS.index(k) for k in COUNTERS}
+    groups: dict = {}
+    for phase in counts:
+        busy = phase[:, col["busy"]]
+        if busy.sum() == 0 and not phase.any():
+            continue
+        served = phase[:, col["served"]]
+        hot = int(np.argmax(served))
+        order = np.arange(phase.shape[0])
+        order[0], order[hot] = hot, 0
+        messages = float(phase[:, [col["requests"], col["oneway"], col["lock_messages"]]].sum())
+        top = float(busy.max())
+        key = ((-99, 0) if messages == 0 or top == 0
+               else (_bin(messages / top), _bin(served.max() / served.sum()) if served.sum() > 0 else 0))
+        g = groups.setdefault(key, {"counts": np.zeros(phase.shape, float), "phase_max": 0.0, "messages": 0.0})
+        g["counts"] += phase[order]
+        g["phase_max"] += top
+        g["messages"] += messages
+    # too many groups, or one without work or with under 1% of both the work and the
+    # messages: the one with the fewest messages joins its nearest
+    work = sum(g["phase_max"] for g in groups.values())
+    messages = sum(g["messages"] for g in groups.values())
+
+    def negligible(g):
+        return g["counts"][:, col["busy"]].sum() == 0 or (g["phase_max"] < MINOR * work
+                                                          and g["messages"] <= MINOR * messages)
+
+    while len(groups) > 1 and (len(groups) > limit or any(negligible(g) for g in groups.values())):
+        idle = [k for k, g in groups.items() if negligible(g)]
+        small = idle[0] if idle else min(groups, key=lambda k: groups[k]["messages"])
+        g = groups.pop(small)
+        near = min(groups, key=lambda k: (abs(k[0] - small[0]) + abs(k[1] - small[1]), -groups[k]["messages"]))
+        for f in ("counts", "phase_max", "messages"):
+            groups[near][f] += g[f]
+    if len(groups) < 2:
+        return []
+    return [{**{k: [float(x) for x in g["counts"][:, col[k]]] for k in APP_COUNTERS}, "phase_max": g["phase_max"]}
+            for _, g in sorted(groups.items())]
 
 
 def model_document(values: dict, name: str = "") -> dict:

@@ -44,8 +44,9 @@ N_TIMES = 10
 N_STATS = 25
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
-# sum over closed phases of the slowest process's busy cycles]
-G_UNITS, G_LOCKS, G_ARRIVED, G_BARRIER_TIME, G_PHASE_MAX = range(5)
+# sum over closed phases of the slowest process's busy cycles, closed phases]
+G_UNITS, G_LOCKS, G_ARRIVED, G_BARRIER_TIME, G_PHASE_MAX, G_PHASES = range(6)
+N_GLOB = 6
 
 
 @jit
@@ -378,8 +379,9 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
         holder, lock_last, lock_free, lock_vc, lock_acquires,
-        status, clock, waiting, wait_since, in_cs, phase_busy, stats, cost, cal, cal_n, times):
-    """Run until a refill, growth, the end or a deadlock (see the module docstring)."""
+        status, clock, waiting, wait_since, in_cs, phase_busy, stats, snapshots, cost, cal, cal_n, times):
+    """Run until a refill, growth, the end or a deadlock (see the module docstring).
+    ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts)."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
     timed = False                        # any cost: bookings, kept in time order
     for k in range(cost.shape[0]):
@@ -405,7 +407,8 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
             c = cursor[p]
             if glob[G_UNITS] + 64 > cap_units or 2 * (glob[G_UNITS] + 64) > tab_val.shape[0] \
                     or glob[G_LOCKS] + 1 > cap_locks or 2 * (glob[G_LOCKS] + 1) > lock_val.shape[0] \
-                    or wn[p] + 64 > wlist.shape[1] or log_n[p] + wn[p] + 64 > log_page.shape[1]:
+                    or wn[p] + 64 > wlist.shape[1] or log_n[p] + wn[p] + 64 > log_page.shape[1] \
+                    or glob[G_PHASES] + 1 >= snapshots.shape[0]:
                 return GROW
             if c >= length[p]:
                 if not ended[p]:
@@ -416,7 +419,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 status[p] = FINISHED         # a barrier others wait at may now be complete without p
                 times[p, T_FINISH] = clock[p]
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats, cost, cal, cal_n, times)
+                                        status, clock, glob, phase_busy, stats, snapshots, cost, cal, cal_n, times)
                 break
             o = op[p, c]
             cursor[p] = c + 1
@@ -588,14 +591,14 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 if t > glob[G_BARRIER_TIME]:
                     glob[G_BARRIER_TIME] = t
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats, cost, cal, cal_n, times)
+                                        status, clock, glob, phase_busy, stats, snapshots, cost, cal, cal_n, times)
                 break
             return DEADLOCK                            # unknown marker (checked by the loader)
 
 
 @jit
 def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc, status, clock,
-                            glob, phase_busy, stats, cost, cal, cal_n, times):
+                            glob, phase_busy, stats, snapshots, cost, cal, cal_n, times):
     """If every process still running waits at the barrier, release it: the manager
     (node 0) has handled the last arrival, then sends the release to each waiting node
     in turn (its host overhead each), and each merges every arrival's knowledge (HLRC
@@ -612,6 +615,8 @@ def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n,
             top = phase_busy[q]
         phase_busy[q] = 0
     glob[G_PHASE_MAX] += top
+    snapshots[glob[G_PHASES]] = stats
+    glob[G_PHASES] += 1
     t = glob[G_BARRIER_TIME]
     for k in range(1, nprocs + 1):
         p = k % nprocs                 # the manager leaves last, after its sends

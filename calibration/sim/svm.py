@@ -95,7 +95,7 @@ layered model prices (:func:`calibration.profiles.svm_cluster.simulate_pair`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -228,6 +228,8 @@ class SVMResult:
     lock_concentration: float
     units: int
     seconds: float
+    #: phases x processes x :data:`COUNTERS`: each barrier phase's counts
+    phase_counts: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -364,13 +366,14 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
         n = s.shape[0]
         range_start[pid, :n], range_end[pid, :n], range_tag[pid, :n], range_count[pid] = s, e, t, n
     st = _State(P, hlrc)
-    glob = np.zeros(5, np.int64)
+    glob = np.zeros(K.N_GLOB, np.int64)
     wn, log_n, log_base = (np.zeros(P, np.int64) for _ in range(3))
     pos = np.zeros((P, P), np.int64)
     vc = np.zeros((P, P), np.int64)
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
     stats = np.zeros((P, K.N_STATS), np.int64)
+    snapshots = np.zeros((64, P, K.N_STATS), np.int64)
     cost = config.cost_vector()
     cal = np.zeros((P, 3, K.CALENDAR, 2), np.int64)
     cal_n = np.zeros((P, 3), np.int64)
@@ -382,11 +385,13 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
                      lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs,
-                     phase_busy, stats, cost, cal, cal_n, times)
+                     phase_busy, stats, snapshots, cost, cal, cal_n, times)
         if code == K.DONE:
             break
         if code == K.GROW:
             st.grow(glob, wn, log_n, log_base, pos, status)
+            if glob[K.G_PHASES] + 1 >= snapshots.shape[0]:
+                snapshots = np.concatenate([snapshots, np.zeros_like(snapshots)])
         elif code == K.DEADLOCK:
             stuck = [workload.processes[q].name for q in range(P) if status[q] in (K.WAIT_LOCK, K.WAIT_BARRIER)]
             raise ModelError("workload", "the processes cannot all finish: "
@@ -405,8 +410,11 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                    **{c: int(v[i]) for c, v in timed.items()}} for i, p in enumerate(workload.processes))
     totals = {**{c: int(stats[:, k].sum()) for k, c in enumerate(COUNTERS)},
               **{c: int(v.sum()) for c, v in timed.items() if c != "finish"}}
+    # each barrier phase's counts, the last one (after the last barrier) included
+    cumulative = np.concatenate([np.zeros((1, P, K.N_STATS), np.int64), snapshots[:int(glob[K.G_PHASES])], stats[None]])
     return SVMResult(workload.name, config.to_dict(), procs, totals, int(times[:, K.T_FINISH].max(initial=0)),
-                     phase_max, int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0))
+                     phase_max, int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0),
+                     np.diff(cumulative, axis=0))
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",

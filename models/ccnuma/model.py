@@ -63,7 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from mva.errors import ModelError
-from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, real, real_list, timed
+from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, real, real_list, table_list, timed
 
 __all__ = ["CCNUMA", "PARAMETERS"]
 
@@ -79,14 +79,6 @@ def _matrix(name, value):
 PHASE_KEYS = ("transactions", "work", "stall", "queueing", "visits", "demand", "remote_reads", "read_fixed",
               "read_visits")
 
-
-def _phases(name, value):
-    if not isinstance(value, (list, tuple)) or not all(isinstance(p, dict) for p in value):
-        raise ModelError(name, "must be a list of tables, one per group of phases")
-    for k, phase in enumerate(value):
-        if set(phase) != set(PHASE_KEYS):
-            raise ModelError(f"{name}[{k}]", f"needs exactly {', '.join(PHASE_KEYS)}")
-    return tuple(dict(p) for p in value)
 
 
 PARAMETERS = (
@@ -106,7 +98,7 @@ PARAMETERS = (
               real()),
     Parameter("phases", (), "", "groups of like barrier phases, each a table of the per-class "
               "counts above (transactions ... read_visits), solved one by one (empty: the run's phase sums)",
-              lambda name, value: _phases(name, value)),
+              table_list(PHASE_KEYS, "group of phases")),
     Parameter("nc_speed", 1.0, "x", "node-controller speed (2 halves every occupancy; 1e-6 to 1e6)", real(1e-6, 1e6)),
     Parameter("method", "auto", "", "MVA method: auto, exact, linearizer, schweitzer",
               choice("auto", "exact", "linearizer", "schweitzer"), role="solver"),
