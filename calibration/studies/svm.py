@@ -6,11 +6,20 @@ layered model over the grid of communication sets {A, H, B, W, B+} x protocol se
 model's own network, and the model against the SVM machine simulating the same costs.
 
 ``python -m calibration.studies.svm [--small] [--nodes 16] [--kernels fft,...] [--csv FILE] [--plot PNG] [--force]``
+
+``--programs DIR`` runs the study on the paper's own programs instead: every Splash-3
+recording in ``DIR`` (``DIR/NAME/NAME.toml``, from ``mva trace splash``;
+``data/traces/record-splash-svm.sh`` records the nine of the paper's Table 1 at 16
+processes).  As the paper does, SC runs each program at its best coherence unit: the
+one of 64, 256, 1024 and 4096 bytes with the highest speedup on the SVM machine at AO.
+Splash-3 has none of the restructured versions, so the findings about restructuring
+are left unjudged with that reason.
 """
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +32,7 @@ from .findings import Claim, judge
 from ..profiles.svm_cluster import application_values, simulate_pair
 
 __all__ = ["study", "grid", "conclusions", "findings", "CLAIMS", "validation", "machine_check", "plot_speedups", "main",
-           "GRANULARITY"]
+           "GRANULARITY", "GRANULARITIES", "recorded_programs", "best_granularity", "variants"]
 
 COMMUNICATION = ("A", "H", "B", "W", "B+")
 PROTOCOL = ("O", "H", "B")
@@ -31,43 +40,107 @@ PROTOCOL = ("O", "H", "B")
 #: 1 KiB for Ocean, 64 bytes otherwise); ours were picked the same way on the AO system
 GRANULARITY = {"fft": 1024, "barnes": 64, "water": 64}
 SMALL = {"fft": 64, "barnes": 512, "water": 128}
+#: the coherence units SC may use on a recorded program (bytes); the best at AO is taken
+GRANULARITIES = (64, 256, 1024, 4096)
+#: the paper's Table 1 order, for recorded programs
+PAPER_ORDER = ("barnes", "fft", "lu", "ocean-contig", "radix", "raytrace", "raytrace-teapot", "volrend", "water-nsq",
+               "water-spatial")
 
 
-def _variants(kernels):
-    return [f"{k}-{v}" for k in kernels for v in ("original", "restructured")]
+def recorded_programs(directory) -> dict:
+    """{name: manifest path} of every Splash-3 recording in ``directory``
+    (``NAME/NAME.toml``), the paper's programs in its Table 1 order first."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise ModelError("--programs", f"{directory} is not a directory")
+    found = {d.name: str(d / f"{d.name}.toml") for d in root.iterdir() if (d / f"{d.name}.toml").is_file()}
+    if not found:
+        raise ModelError("--programs", f"{directory} holds no recording (NAME/NAME.toml from mva trace splash)")
+    rank = {n: k for k, n in enumerate(PAPER_ORDER)}
+    return {n: found[n] for n in sorted(found, key=lambda n: (rank.get(n, len(rank)), n))}
 
 
-def study(nodes: int = 16, small: bool = False, kernels=tuple(KERNELS), **runs):
-    """Simulate each kernel variant under both protocols: {variant: model values}.
+def variants(kernels=tuple(KERNELS), programs=None) -> dict:
+    """{variant name: source}: each generated kernel's original and restructured
+    version (the source its name), or the recordings of ``programs`` (a directory; the
+    source a manifest path)."""
+    if programs is not None:
+        return recorded_programs(programs)
+    return {f"{k}-{v}": f"{k}-{v}" for k in kernels for v in ("original", "restructured")}
+
+
+def _workload(source: str, nodes: int, size):
+    """A generated kernel variant (by name) or a recorded program (a manifest path)."""
+    if source.endswith(".toml"):
+        from ..sim.loading import load_workload
+        return load_workload(source)
+    return parallel_kernel(source, processes=nodes, size=size)
+
+
+def _size(source: str, small: bool):
+    return SMALL[source.partition("-")[0]] if small and not source.endswith(".toml") else None
+
+
+def best_granularity(source: str, nodes: int = 16, size=None) -> tuple[int, dict]:
+    """SC's coherence unit for a program as the paper picks it (§2: the best-performing
+    one): the unit of :data:`GRANULARITIES` with the highest speedup on the SVM machine
+    at AO; returns it and {unit: speedup} (an executor task)."""
+    from ..sim.svm import SVMConfig, simulate_svm
+
+    wl = _workload(source, nodes, size)
+    speedups = {g: simulate_svm(wl, SVMConfig("sc", g, communication="A", protocol_costs="O")).speedup
+                for g in GRANULARITIES}
+    return max(speedups, key=speedups.get), speedups
+
+
+def granularities(sources: dict, nodes: int = 16, small: bool = False, **runs) -> dict:
+    """{variant: SC coherence unit}: :data:`GRANULARITY` for a generated kernel, the
+    best at AO (:func:`best_granularity`) for a recorded program."""
+    recorded = [n for n, src in sources.items() if src.endswith(".toml")]
+    chosen = dict(zip(recorded, run_all([(best_granularity, (sources[n], nodes)) for n in recorded], **runs),
+                      strict=True))
+    return {n: chosen[n][0] if n in chosen else GRANULARITY[n.partition("-")[0]] for n in sources}
+
+
+def study(nodes: int = 16, small: bool = False, kernels=tuple(KERNELS), programs=None, granularity=None,
+          **runs):
+    """Simulate each variant (:func:`variants`) under both protocols: {variant: model
+    values}.  ``granularity``: {variant: SC unit} (default :func:`granularities`).
     ``runs``: where the simulations go (:func:`calibration.studies.executor.run_all`)."""
-    names = _variants(kernels)
-    tasks = [(_values, (name, nodes, SMALL[name.partition("-")[0]] if small else None)) for name in names]
-    return dict(zip(names, run_all(tasks, **runs), strict=True))
+    sources = variants(kernels, programs)
+    granularity = granularity or granularities(sources, nodes, small, **runs)
+    tasks = [(_values, (src, nodes, _size(src, small), granularity[name])) for name, src in sources.items()]
+    return dict(zip(sources, run_all(tasks, **runs), strict=True))
 
 
-def _values(name: str, nodes: int, size) -> dict:
+def _values(source: str, nodes: int, size, granularity: int) -> dict:
     """One variant simulated under HLRC and SC: the model's application values (an executor task)."""
-    wl = parallel_kernel(name, processes=nodes, size=size)
-    return application_values(*simulate_pair(wl, granularity=GRANULARITY[name.partition("-")[0]]))
+    return application_values(*simulate_pair(_workload(source, nodes, size), granularity=granularity))
 
 
-def grid(values: dict, method: str = "auto") -> pd.DataFrame:
-    """Speedups and breakdowns of every (variant, coherence, communication, protocol)."""
+def grid(values: dict, method: str = "auto", **runs) -> pd.DataFrame:
+    """Speedups and breakdowns of every (variant, coherence, communication, protocol);
+    ``runs``: where the solves go, one task per variant and protocol (:func:`run_all`)."""
+    keys = [(name, coherence) for name in values for coherence in ("hlrc", "sc")]
+    tasks = [(_grid_rows, (name, values[name], coherence, method)) for name, coherence in keys]
+    return pd.DataFrame([row for rows in run_all(tasks, **runs) for row in rows])
+
+
+def _grid_rows(name: str, app: dict, coherence: str, method: str) -> list:
+    """One variant's rows of :func:`grid` under one protocol (an executor task)."""
     from models.svm_cluster import SVMCluster
 
     rows = []
-    for name, app in values.items():
-        for coherence in ("hlrc", "sc"):
-            for comm in COMMUNICATION:
-                for prot in PROTOCOL:
-                    sol = SVMCluster({**app, "coherence": coherence, "communication": comm, "protocol": prot,
-                                      "method": method}).solve()
-                    o = sol.outputs
-                    rows.append({"kernel": name, "coherence": coherence, "communication": comm, "protocol": prot,
-                                 "speedup": o["speedup"], "pram_speedup": o["pram_speedup"],
-                                 **{f"breakdown.{k}": v for k, v in o["breakdown"].items()},
-                                 "hot_node": o["hot_node"], "converged": sol.converged})
-    return pd.DataFrame(rows)
+    for comm in COMMUNICATION:
+        for prot in PROTOCOL:
+            sol = SVMCluster({**app, "coherence": coherence, "communication": comm, "protocol": prot,
+                              "method": method}).solve()
+            o = sol.outputs
+            rows.append({"kernel": name, "coherence": coherence, "communication": comm, "protocol": prot,
+                         "speedup": o["speedup"], "pram_speedup": o["pram_speedup"],
+                         **{f"breakdown.{k}": v for k, v in o["breakdown"].items()},
+                         "hot_node": o["hot_node"], "converged": sol.converged})
+    return rows
 
 
 def _speedup(frame, kernel, coherence, case, column="speedup"):
@@ -157,8 +230,11 @@ def findings(frame: pd.DataFrame) -> list:
     bases = [b for b in dict.fromkeys(k.partition("-")[0] for k in variants)
              if f"{b}-original" in variants and f"{b}-restructured" in variants]
     ratio = lambda b, c: s(f"{b}-restructured", c, "AO") / s(f"{b}-original", c, "AO")  # noqa: E731
-    note = f"our variants: {', '.join(variants)}, not the paper's nine applications"
-    originals = [k for k in variants if k.endswith("-original")]
+    recorded = not any(k.endswith(("-original", "-restructured")) for k in variants)
+    note = (f"the paper's programs recorded from Splash-3 ({', '.join(variants)}), at our problem sizes" if recorded
+            else f"our variants: {', '.join(variants)}, not the paper's nine applications")
+    originals = variants if recorded else [k for k in variants if k.endswith("-original")]
+    no_pairs = "Splash-3 has no restructured versions" if recorded else "no kernel has both versions in this run"
     measured = {
         "sc-vs-hlrc-at-ao": (sum(s(k, "sc", "AO") >= s(k, "hlrc", "AO") for k in variants) / len(variants), note),
         "hlrc-protocol-alone": float(np.median([gain(s(k, "hlrc", "AO"), s(k, "hlrc", "AB")) for k in variants])),
@@ -168,13 +244,13 @@ def findings(frame: pd.DataFrame) -> list:
         "sc-communication": float(np.median([gain(s(k, "sc", "AO"), s(k, "sc", "BO"))
                                              - gain(s(k, "sc", "AO"), s(k, "sc", "AB")) for k in variants])),
         "restructuring-hlrc-more": ((sum(ratio(b, "hlrc") > ratio(b, "sc") for b in bases) / len(bases), note)
-                                    if bases else (None, "no kernel has both versions in this run")),
+                                    if bases else (None, no_pairs)),
         "pram-near-16": float(np.median([_speedup(frame, k, "sc", "AO", "pram_speedup") for k in variants])) / 16,
         "sc-bo-near-ideal": (float(np.median([s(k, "sc", "BO") / _speedup(frame, k, "sc", "BO", "pram_speedup")
                                               for k in originals])) if originals
                              else (None, "no original variant in this run")),
         "barnes-restructuring-hurts-sc": (ratio("barnes", "sc") if "barnes" in bases
-                                          else (None, "barnes not in this run")),
+                                          else (None, no_pairs if recorded else "barnes not in this run")),
     }
     return judge(CLAIMS, measured)
 
@@ -198,25 +274,27 @@ def validation(values: dict, cases=(("hlrc", "AO"), ("hlrc", "BB"), ("sc", "AO")
     return pd.DataFrame(rows)
 
 
-def _machine_speedup(name: str, nodes: int, size, coherence: str, case: str) -> float:
+def _machine_speedup(source: str, nodes: int, size, coherence: str, case: str, granularity: int) -> float:
     """One variant on the timed SVM machine at ``case`` (e.g. ``"AO"``): its speedup (an executor task)."""
     from ..sim.svm import SVMConfig, simulate_svm
 
-    k = name.partition("-")[0]
-    wl = parallel_kernel(name, processes=nodes, size=size)
-    config = SVMConfig(coherence, None if coherence == "hlrc" else GRANULARITY[k], communication=case[:-1],
+    config = SVMConfig(coherence, None if coherence == "hlrc" else granularity, communication=case[:-1],
                        protocol_costs=case[-1])
-    return simulate_svm(wl, config).speedup
+    return simulate_svm(_workload(source, nodes, size), config).speedup
 
 
 def machine_check(values: dict, nodes: int = 16, small: bool = False,
-                  cases=(("hlrc", "AO"), ("hlrc", "BB"), ("sc", "AO"), ("sc", "BB")), **runs) -> pd.DataFrame:
+                  cases=(("hlrc", "AO"), ("hlrc", "BB"), ("sc", "AO"), ("sc", "BB")), sources=None, granularity=None,
+                  **runs) -> pd.DataFrame:
     """The layered model (MVA, fed with the counts of the run without costs) against the
-    SVM machine simulating the same costs: speedups and the model's relative error."""
+    SVM machine simulating the same costs: speedups and the model's relative error.
+    ``sources``, ``granularity``: as :func:`study` used (default: generated kernels)."""
     from models.svm_cluster import SVMCluster
 
+    sources = sources or {name: name for name in values}
+    granularity = granularity or {name: GRANULARITY[name.partition("-")[0]] for name in values}
     keys = [(name, c, case) for name in values for c, case in cases]
-    tasks = [(_machine_speedup, (name, nodes, SMALL[name.partition("-")[0]] if small else None, c, case))
+    tasks = [(_machine_speedup, (sources[name], nodes, _size(sources[name], small), c, case, granularity[name]))
              for name, c, case in keys]
     machine = run_all(tasks, **runs)
     rows = []
@@ -269,24 +347,43 @@ def main(argv=None) -> int:
     p = study_parser("python -m calibration.studies.svm", __doc__, 16, KERNELS)
     p.add_argument("--events", type=int, default=2_000_000, help="simulation events per validation solve")
     p.add_argument("--plot", metavar="PNG", help="draw the Figure 3 style speedup bars to PNG")
-    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings", "results"), check=_check_events)
+    p.add_argument("--programs", metavar="DIR", help="the Splash-3 recordings in DIR (NAME/NAME.toml) instead of the "
+                                                     "generated kernels")
+    return run_study(p, argv, KERNELS, _report, files=("csv", "plot", "findings", "results"), check=_check_options)
 
 
-def _check_events(args) -> None:
-    """``--events`` as the validation's simulation will take it, before the study runs."""
+def _check_options(args) -> None:
+    """``--events`` as the validation's simulation will take it, and ``--programs`` (readable recordings
+    of one process per node), before the study runs."""
     from mva.simulation_settings import SimulationSettings
 
     try:
         SimulationSettings(events=args.events)
     except ModelError as exc:
         raise ModelError("--events", exc.problem) from None
+    if args.programs is not None:
+        from ..sim.workload import read_manifest
+
+        for name, path in recorded_programs(args.programs).items():
+            try:
+                processes = len(read_manifest(path).processes)
+            except ModelError as exc:
+                raise ModelError("--programs", f"{name}: {exc}") from None
+            if processes != args.nodes:
+                raise ModelError("--nodes", f"{name} was recorded with {processes} processes, one node each; "
+                                            f"give --nodes {processes}")
 
 
 def _report(args, kernels):
     t0 = time.perf_counter()
-    values = study(args.nodes, args.small, kernels, **runs_options(args))
+    sources = variants(kernels, args.programs)
+    granularity = granularities(sources, args.nodes, args.small, **runs_options(args))
+    if args.programs is not None:
+        print("SC's coherence unit, the best at AO on the machine: "
+              + ", ".join(f"{n} {g} B" for n, g in granularity.items()))
+    values = study(args.nodes, args.small, kernels, args.programs, granularity, **runs_options(args))
     t1 = time.perf_counter()
-    frame = grid(values)
+    frame = grid(values, **runs_options(args))
     t2 = time.perf_counter()
     print(f"{args.nodes} nodes; simulated in {t1 - t0:.1f} s, {len(frame)} model solves in {t2 - t1:.1f} s\n")
     stuck = frame[~frame.converged]
@@ -298,14 +395,16 @@ def _report(args, kernels):
     cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HB", "BO", "BH", "BB", "B+O", "B+B") if c in wide]
     print(wide[cols].round(2).to_string(), "\n")
     print("\n".join(conclusions(frame)), "\n")
-    report_findings(findings(frame), args, "Findings against the paper (the layered model on our kernels)",
-                    "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings on our kernels")
+    on = "the paper's programs (Splash-3)" if args.programs is not None else "our kernels"
+    report_findings(findings(frame), args, f"Findings against the paper (the layered model on {on})",
+                    f"Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings on {on}")
     print()
     check = validation(values, events=args.events)
     print("MVA against discrete-event simulation of the same network (speedup)")
     print(check.round(3).to_string(index=False))
     t3 = time.perf_counter()
-    against = machine_check(values, args.nodes, args.small, **runs_options(args))
+    against = machine_check(values, args.nodes, args.small, sources=sources, granularity=granularity,
+                            **runs_options(args))
     print(f"\nThe layered model against the SVM machine simulating the same costs (speedup; machine runs "
           f"{time.perf_counter() - t3:.1f} s); within 10%: {int((against.error.abs() <= 0.10).sum())} of "
           f"{len(against)}")

@@ -12,7 +12,7 @@ from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.sim.traces import ACQUIRE, BARRIER, LOAD, RELEASE, STORE, Chunk
 from calibration.sim.workload import Process, SharedRange, Workload
 from calibration.profiles.svm_cluster import application_values, simulate_pair
-from models.svm_cluster import COMMUNICATION, PROTOCOL, SVMCluster, message_cycles
+from models.svm_cluster import APP_COUNTERS, COMMUNICATION, PROTOCOL, SVMCluster, message_cycles
 from mva.errors import ModelError
 
 BASE = 0x10000
@@ -391,3 +391,117 @@ def test_study_small_run(capsys):
     assert "The layered model against the SVM machine" in out and " of 16\n" in out
     assert "] hlrc-synergy: " in out and "findings: " in out and " of 9\n" in out
     assert "barnes not in this run" in out          # a finding it cannot measure stays, with the reason
+
+
+def test_receiving_bus_carries_every_message_in():
+    # two nodes, node 0 fetches 10 pages from node 1 and nothing else: node 0's bus takes
+    # in the replies (header + page), node 1's the requests' headers; 1 / 0.5 cycles per byte at A
+    app = {k: [0.0, 0.0] for k in APP_COUNTERS}
+    app.update(busy=[1e6, 1e6], requests=[10.0, 0.0], reply_bytes=[40960.0, 0.0], served=[0.0, 10.0])
+    values = {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}, "hlrc.phase_max": 1e6,
+              "sc.phase_max": 1e6, "communication": "A", "protocol": "O"}
+    for receive, expected in ((1, [10 * (16 + 4096) * 2.0, 10 * 16 * 2.0]), (0, [0.0, 0.0])):
+        model = SVMCluster({**values, "receive_load": receive})
+        *_, load = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
+        assert load[4:6] == pytest.approx(expected)          # stations cpu0 cpu1 ni0 ni1 bus0 bus1
+        assert load[:4] == pytest.approx(0.0)
+    slower = SVMCluster({**values, "receive_load": 1}).solve().outputs["speedup"]
+    assert slower < SVMCluster({**values, "receive_load": 0}).solve().outputs["speedup"]
+
+
+def _write_recording(directory: Path, name: str, workload) -> Path:
+    """A workload written as a recording (npz traces and a manifest), as mva trace splash leaves one."""
+    import tomli_w
+
+    from calibration.sim.traces import write_npz
+
+    directory.mkdir(parents=True)
+    procs = []
+    for k, p in enumerate(workload.processes):
+        write_npz(directory / f"{name}-p{k}.npz", p.open())
+        procs.append({"name": p.name, "trace": f"{name}-p{k}.npz", "format": "npz"})
+    shared = [{"name": r.name, "start": r.start, "end": r.end, "processes": list(r.processes)}
+              for r in workload.shared]
+    path = directory / f"{name}.toml"
+    path.write_bytes(tomli_w.dumps({"name": name, "process": procs, "shared": shared}).encode())
+    return path
+
+
+def test_study_on_recorded_programs(tmp_path, capsys):
+    from calibration.studies import svm as svm_study
+
+    _write_recording(tmp_path / "progs" / "fft", "fft", parallel_kernel("fft-original", processes=4, size=64))
+    (tmp_path / "progs" / "notes").mkdir()          # not a recording: ignored
+    assert svm_study.recorded_programs(tmp_path / "progs") == {"fft": str(tmp_path / "progs/fft/fft.toml")}
+    assert svm_study.main(["--programs", str(tmp_path / "progs"), "--nodes", "4", "--events", "100000",
+                           "--processes", "1"]) == 0
+    out = capsys.readouterr().out
+    # SC's unit is chosen on the machine at AO, as the paper picks the best one
+    assert "SC's coherence unit, the best at AO on the machine: fft " in out
+    assert "Splash-3 has no restructured versions" in out and " of 4\n" in out
+    # the recording fixes the nodes; bad directories are named
+    assert svm_study.main(["--programs", str(tmp_path / "progs"), "--nodes", "8"]) == 2
+    assert "--nodes" in capsys.readouterr().err
+    assert svm_study.main(["--programs", str(tmp_path / "none")]) == 2
+    assert svm_study.main(["--programs", str(tmp_path / "progs" / "notes")]) == 2
+    assert "holds no recording" in capsys.readouterr().err
+
+
+def test_phase_counts_add_up_to_the_run():
+    from calibration.sim.svm import COUNTERS
+
+    wl = parallel_kernel("water-original", processes=4, size=64)
+    for config in (SVMConfig("hlrc", communication="ideal", protocol_costs="B"), SVMConfig("sc", 64)):
+        r = simulate_svm(wl, config)
+        per_process = np.array([[p[c] for c in COUNTERS] for p in r.processes])
+        assert r.phase_counts.shape[0] == r.counter("barriers")[0] + 1        # every barrier closes a phase
+        np.testing.assert_array_equal(r.phase_counts.sum(axis=0), per_process)
+        busy = r.phase_counts[:, :, COUNTERS.index("busy")]
+        assert busy.max(axis=1).sum() == r.phase_max_cycles
+
+
+def _run_with_phases(phases):
+    """An SVMResult of two nodes carrying only ``phases`` (phases x nodes x counters)."""
+    from calibration.sim.svm import SVMResult
+
+    counts = np.asarray(phases, np.int64)
+    busy = counts[:, :, 0]
+    return SVMResult("hand", {}, (), {}, 0, int(busy.max(axis=1).sum()), 0, 0.0, 0, 0.0, counts)
+
+
+def test_phase_groups_keep_a_burst_apart_and_a_moving_hot_spot_in_one_place():
+    from calibration.profiles.svm_cluster import phase_groups
+    from calibration.sim.svm import COUNTERS
+
+    def phase(busy, requests, served):
+        p = np.zeros((2, len(COUNTERS)), np.int64)
+        p[:, COUNTERS.index("busy")] = busy
+        p[:, COUNTERS.index("requests")] = requests
+        p[:, COUNTERS.index("served")] = served
+        return p
+
+    quiet = phase([1000, 1000], [0, 0], [0, 0])
+    # two bursts of like intensity: node 1 serves node 0, then node 0 serves node 1
+    burst_a, burst_b = phase([100, 100], [50, 0], [0, 50]), phase([100, 100], [0, 50], [50, 0])
+    groups = phase_groups(_run_with_phases([quiet, burst_a, quiet, burst_b]))
+    assert len(groups) == 2
+    bursts = [g for g in groups if sum(g["requests"]) > 0][0]
+    assert bursts["served"] == [100.0, 0.0]          # both phases' server on node 0
+    assert bursts["requests"] == [0.0, 100.0] and bursts["phase_max"] == 200.0
+    calm = [g for g in groups if sum(g["requests"]) == 0][0]
+    assert calm["busy"] == [2000.0, 2000.0] and calm["phase_max"] == 2000.0
+    assert phase_groups(_run_with_phases([quiet])) == []            # one phase: the run's sums
+
+
+def test_model_checks_its_phase_groups(small_values):
+    values = small_values["water-restructured"]
+    assert values["hlrc.phases"]
+    broken = [dict(g) for g in values["hlrc.phases"]]
+    del broken[0]["twins"]
+    with pytest.raises(ModelError) as err:
+        SVMCluster({**values, "hlrc.phases": broken})
+    assert err.value.field == "hlrc.phases[0]"
+    short = [dict(g) for g in values["hlrc.phases"]]
+    short[-1]["busy"] = short[-1]["busy"][:-1]
+    with pytest.raises(ModelError, match=r"hlrc\.phases\[\d\]"):
+        SVMCluster({**values, "hlrc.phases": short})
