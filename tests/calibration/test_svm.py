@@ -505,3 +505,22 @@ def test_model_checks_its_phase_groups(small_values):
     short[-1]["busy"] = short[-1]["busy"][:-1]
     with pytest.raises(ModelError, match=r"hlrc\.phases\[\d\]"):
         SVMCluster({**values, "hlrc.phases": short})
+
+
+def test_stored_profiles_of_the_recorded_programs_solve_as_their_rows_say():
+    # data/studies/svm-splash16: the model files of the nine recorded programs and the
+    # rows of the model against the machine; a model change that moves them shows here
+    import csv
+    import tomllib
+
+    from mva.modelkind import model_from_document
+
+    root = Path(__file__).resolve().parents[2] / "data" / "studies"
+    rows = list(csv.DictReader(open(root / "svm-splash16.csv")))
+    assert len(rows) == 36 and {r["program"] for r in rows} == {p.stem for p in (root / "svm-splash16").glob("*.toml")}
+    for path in sorted((root / "svm-splash16").glob("*.toml")):
+        model_from_document(tomllib.loads(path.read_text()))          # every file passes the model's checks
+    row = next(r for r in rows if (r["program"], r["coherence"], r["case"]) == ("fft", "sc", "BB"))
+    doc = tomllib.loads((root / "svm-splash16" / "fft.toml").read_text())
+    sol = model_from_document(doc, {"coherence": "sc", "communication": "B", "protocol": "B"}).solve()
+    assert sol.converged and sol.outputs["speedup"] == pytest.approx(float(row["model_speedup"]), abs=1e-3)
