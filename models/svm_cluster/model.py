@@ -42,7 +42,8 @@ requests each serves:
   the default): overlapped with the sending bus when it is idle (so not in the unloaded
   cost), it is a background utilisation the other messages there meet, as the
   critical sections' fetches below [REC: the machine streams data in cut-through;
-  without this load the model was 30-110% optimistic on the recorded FFT and Ocean];
+  without this load the model was 74% and 113% optimistic on the recorded FFT and Ocean
+  under HLRC at AO, with it 31% and 75%];
 * a one-way message (diff, invalidation, acknowledgement): the sender's overhead,
   occupancy and transfer; the receiver's handling, handler and diff application are
   demands of the receiver's own class on its processor;
@@ -62,7 +63,9 @@ phases (message intensity and the busiest server's share, in bins of a factor 1.
 phase's busiest server swapped to node 0, so a hot spot that moves from node to node
 stays one), and each group is solved as its own network below; the execution time is
 the groups' summed.  On the recorded LU (the pivot block's owner serves everyone, a new
-owner each step) the model went from 63% optimistic at HLRC AO to 10%.
+owner each step) the model went from 63% optimistic at HLRC AO to 13%.  A group whose
+critical sections would take more than ``BACKGROUND_LIMIT`` of the serving stations is
+optimistic (the generated barnes-original's tree build at BB: 197%).
 
 Barriers couple the nodes: each node's wait for the slowest is a delay of its class, so
 every node runs at the slowest one's pace (a fixed point with the critical sections);
