@@ -3,10 +3,9 @@ application layer is the per-node counts of one HLRC run and one SC run of the s
 workload, over the run and per group of like barrier phases."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..sim.ccnuma import PHASE_GROUP_FACTOR, _bin
 from ..sim.svm import COUNTERS, SVMConfig, SVMResult, simulate_svm
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
@@ -14,11 +13,9 @@ from ..sim.workload import Workload
 __all__ = ["simulate_pair", "application_values", "phase_groups", "model_document", "PHASE_GROUP_FACTOR",
            "MAX_PHASE_GROUPS"]
 
-#: Barrier phases share a group when their message intensities (messages per cycle of
-#: the busiest node's work) and their concentrations (the busiest server's share of the
-#: requests served) fall in the same logarithmic bins of this factor (as the cc-NUMA
-#: profile's groups, :data:`calibration.sim.ccnuma.PHASE_GROUP_FACTOR`).
-PHASE_GROUP_FACTOR = 1.5
+# Barrier phases share a group when their message intensities (messages per cycle of
+# the busiest node's work) and their concentrations (the busiest server's share of the
+# requests served) fall in the same logarithmic bins of the cc-NUMA machine's factor.
 #: at most this many groups (the model solves one network each); the groups with the
 #: fewest messages merge into their nearest neighbour by bins
 MAX_PHASE_GROUPS = 4
@@ -49,10 +46,6 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
         values[f"{tag}.lock_concentration"] = float(run.lock_concentration)
         values[f"{tag}.phases"] = phase_groups(run)
     return values
-
-
-def _bin(x: float) -> int:
-    return int(math.floor(math.log(x) / math.log(PHASE_GROUP_FACTOR)))
 
 
 def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
@@ -88,7 +81,7 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
         g["counts"] += phase[order]
         g["phase_max"] += top
         g["messages"] += messages
-    # too many groups, or one without work or with under 1% of both the work and the
+    # too many groups, or one without work or with under MINOR of both the work and the
     # messages: the one with the fewest messages joins its nearest
     work = sum(g["phase_max"] for g in groups.values())
     messages = sum(g["messages"] for g in groups.values())
