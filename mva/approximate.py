@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -366,7 +367,7 @@ def schweitzer(network: Network, tol: float = 1e-8, max_iter: int = 10_000,
     return _approximate(network, "schweitzer", tol, max_iter, multiserver, _schweitzer_driver)
 
 
-def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
+def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
     population = plan.population.astype(float)
     M, C = plan.closed_demand.shape
     present = np.flatnonzero(population > 0)
@@ -374,18 +375,35 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
     # residual error does not masquerade as movement of the corrections.
     inner_tol = tol / 10
     zero_q, zero_p = _zero_corrections(plan)
-    main = _State(plan, population).solve(plan, zero_q, zero_p, inner_tol, max_iter)
-    iterations = main.iterations
-    newton = main.newton_iterations
-    # the networks with one customer fewer: N - e_c, started from the scaled solution at N
-    subs = {}
-    for c in present:
-        pop = population.copy()
-        pop[c] -= 1
-        scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
-        subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy())
-    fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
-    marginal_shift = np.zeros_like(zero_p)   # G[k, j, c]
+    if start is None:
+        main = _State(plan, population).solve(plan, zero_q, zero_p, inner_tol, max_iter)
+        iterations = main.iterations
+        newton = main.newton_iterations
+        # the networks with one customer fewer: N - e_c, started from the scaled solution at N
+        subs = {}
+        for c in present:
+            pop = population.copy()
+            pop[c] -= 1
+            scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
+            subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy())
+        fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
+        marginal_shift = np.zeros_like(zero_p)   # G[k, j, c]
+    else:
+        # a related network's converged state: its corrections and queue lengths
+        if start["stations"] != M or not np.array_equal(start["population"], population):
+            raise ModelError("options.start", f"is a result for {start['stations']} stations and populations "
+                                              f"{start['population'].tolist()}, this network has {M} and "
+                                              f"{population.tolist()}")
+        fraction_shift, marginal_shift = start["fraction_shift"].copy(), start["marginal_shift"].copy()
+        main = _State(plan, population, start["queue"], start["marginal"]).solve(
+            plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
+        iterations = main.iterations
+        newton = main.newton_iterations
+        subs = {}
+        for c in present:
+            pop = population.copy()
+            pop[c] -= 1
+            subs[c] = _State(plan, pop, *start["subs"][c])
     outer_error, change = np.inf, np.inf
     relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
     outer = 0
@@ -419,6 +437,10 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer):
             break
     extras["outer_iterations"] = outer
     extras["newton_iterations"] = newton
+    extras["linearizer_state"] = {"population": population.copy(), "stations": M,
+                                  "fraction_shift": fraction_shift, "marginal_shift": marginal_shift,
+                                  "queue": main.queue.copy(), "marginal": main.marginal.copy(),
+                                  "subs": {c: (sub.queue.copy(), sub.marginal.copy()) for c, sub in subs.items()}}
     converged = bool(inner_ok and outer_error <= tol)
     if converged:
         message = ""
@@ -438,7 +460,7 @@ def _queue_correction(fraction_shift, population):
 
 
 def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer: int = 100,
-               multiserver: str = "marginal") -> Result:
+               multiserver: str = "marginal", start: Result | None = None) -> Result:
     """Linearizer approximate MVA (Chandy & Neuse 1982).
 
     Parameters
@@ -454,12 +476,18 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
         Cap on outer iterations (re-solving the C networks at N - e_c).
     multiserver : {"marginal", "seidmann"}
         Treatment of multi-server stations (module notes).
+    start : Result, optional
+        A Linearizer result of a network with the same stations, classes and
+        populations (the previous step of a fixed point or sweep over demands): its
+        corrections and queue lengths start the iteration, which then needs fewer
+        outer iterations; the answer is the same to within ``tol``.
 
     Returns
     -------
     Result
         ``iterations`` counts inner iterations over all fixed points;
-        ``extras["outer_iterations"]`` the outer ones.  ``converged=False`` (and a
+        ``extras["outer_iterations"]`` the outer ones; ``extras["linearizer_state"]``
+        what ``start`` reads.  ``converged=False`` (and a
         :class:`~mva.errors.NumericalWarning`) if either cap was reached.
 
     Notes
@@ -480,8 +508,18 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
     >>> round(float(solve(net, "linearizer").throughput[0]), 4)   # exact: 4.6667
     4.6621
     """
-    return _approximate(network, "linearizer", tol, max_iter, multiserver, _linearizer_driver,
-                        max_outer=max_outer)
+    driver = _linearizer_driver if start is None else partial(_linearizer_driver, start=_start_state(start))
+    return _approximate(network, "linearizer", tol, max_iter, multiserver, driver, max_outer=max_outer)
+
+
+def _start_state(start) -> dict:
+    """The Linearizer state a ``start`` result carries (checked in the driver against
+    the network's shape)."""
+    state = start.extras.get("linearizer_state") if isinstance(start, Result) else None
+    if state is None:
+        raise ModelError("options.start", "must be a result of the linearizer method (it carries the corrections "
+                                          "to start from)")
+    return state
 
 
 @once

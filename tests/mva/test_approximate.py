@@ -1,6 +1,7 @@
 """Approximate MVA (Bard-Schweitzer, Linearizer): against an independent textbook
 implementation, on the cases where the methods are exact, invariants, accuracy ranking,
 convergence reporting and bad options."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -225,3 +226,36 @@ def test_many_classes_and_stations_without_exact_limits():
     assert np.all(lin.utilization.sum(axis=1) <= 1 + 1e-4)
     # Bard-Schweitzer errs by a few percent at most on such networks (Lazowska et al. 1984)
     np.testing.assert_allclose(bs.throughput, lin.throughput, rtol=0.05)
+
+
+@given(net=closed_networks(max_classes=3, kinds=("queue", "delay", "multi")),
+       scale=st.floats(0.5, 2.0))
+def test_linearizer_started_from_a_related_result_gives_the_same_answer(net, scale):
+    """``start``: another network's corrections start the iteration; the fixed point, and
+    so the answer, is the one a cold start reaches (to the tolerance); a re-solve of the
+    same network from its own result needs a single outer iteration."""
+    assume(sum(net.population) > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        first = solve(net, "linearizer", tol=1e-10)
+        moved = net.replace(stations=[dataclasses.replace(s, demand=tuple(d * scale for d in s.demand)) if k == 0
+                                      else s for k, s in enumerate(net.stations)])
+        cold, warm = solve(moved, "linearizer", tol=1e-10), solve(moved, "linearizer", tol=1e-10, start=first)
+        again = solve(net, "linearizer", tol=1e-10, start=first)
+    assume(first.converged and cold.converged)
+    assert warm.converged
+    np.testing.assert_allclose(warm.throughput, cold.throughput, rtol=1e-7)
+    np.testing.assert_allclose(warm.queue_length, cold.queue_length, rtol=1e-6, atol=1e-9)
+    assert again.extras["outer_iterations"] == 1
+    np.testing.assert_allclose(again.throughput, first.throughput, rtol=1e-9)
+
+
+def test_a_start_from_another_kind_of_network_is_refused():
+    net = Network([Station("cpu", "queue", [0.2, 0.1]), Station("disk", "queue", [0.1, 0.3])], population=[3, 2])
+    bigger = net.replace(population=[3, 3])
+    with pytest.raises(ModelError, match="start") as info:
+        solve(bigger, "linearizer", start=solve(net, "linearizer"))
+    assert info.value.field == "options.start"
+    with pytest.raises(ModelError, match="result of the linearizer") as info:
+        solve(net, "linearizer", start=solve(net, "schweitzer"))
+    assert info.value.field == "options.start"
