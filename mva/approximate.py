@@ -374,20 +374,11 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
     # Inner fixed points are solved 10x tighter than the outer tolerance, so that their
     # residual error does not masquerade as movement of the corrections.
     inner_tol = tol / 10
-    zero_q, zero_p = _zero_corrections(plan)
+    zero_p = _zero_corrections(plan)[1]
     if start is None:
-        main = _State(plan, population).solve(plan, zero_q, zero_p, inner_tol, max_iter)
-        iterations = main.iterations
-        newton = main.newton_iterations
-        # the networks with one customer fewer: N - e_c, started from the scaled solution at N
-        subs = {}
-        for c in present:
-            pop = population.copy()
-            pop[c] -= 1
-            scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
-            subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy())
         fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
         marginal_shift = np.zeros_like(zero_p)   # G[k, j, c]
+        main = _State(plan, population)
     else:
         # a related network's converged state: its corrections and queue lengths
         if start["stations"] != M or not np.array_equal(start["population"], population):
@@ -395,15 +386,19 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
                                               f"{start['population'].tolist()}, this network has {M} and "
                                               f"{population.tolist()}")
         fraction_shift, marginal_shift = start["fraction_shift"].copy(), start["marginal_shift"].copy()
-        main = _State(plan, population, start["queue"], start["marginal"]).solve(
-            plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
-        iterations = main.iterations
-        newton = main.newton_iterations
-        subs = {}
-        for c in present:
-            pop = population.copy()
-            pop[c] -= 1
-            subs[c] = _State(plan, pop, *start["subs"][c])
+        main = _State(plan, population, start["queue"], start["marginal"])
+    main.solve(plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
+    iterations = main.iterations
+    newton = main.newton_iterations
+    # the networks with one customer fewer: N - e_c, started from the scaled solution at N
+    # (or from the start's own)
+    subs = {}
+    for c in present:
+        pop = population.copy()
+        pop[c] -= 1
+        scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
+        subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy()) if start is None \
+            else _State(plan, pop, *start["subs"][c])
     outer_error, change = np.inf, np.inf
     relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
     outer = 0
@@ -442,6 +437,13 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
                                   "queue": main.queue.copy(), "marginal": main.marginal.copy(),
                                   "subs": {c: (sub.queue.copy(), sub.marginal.copy()) for c, sub in subs.items()}}
     converged = bool(inner_ok and outer_error <= tol)
+    if not converged and start is not None:
+        # a start far from this network's fixed point can settle more slowly than a cold
+        # start (seen on a multi-server station near saturation): start again from cold
+        main, cold_iterations, converged, message = _linearizer_driver(plan, tol, max_iter, extras, max_outer)
+        extras["outer_iterations"] += outer
+        extras["newton_iterations"] += newton
+        return main, iterations + cold_iterations, converged, message
     if converged:
         message = ""
     elif not inner_ok:
@@ -480,7 +482,8 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
         A Linearizer result of a network with the same stations, classes and
         populations (the previous step of a fixed point or sweep over demands): its
         corrections and queue lengths start the iteration, which then needs fewer
-        outer iterations; the answer is the same to within ``tol``.
+        outer iterations; the answer is the same to within ``tol`` (should the
+        iteration not settle from there, it starts again from scratch).
 
     Returns
     -------

@@ -40,8 +40,8 @@ N_TIMES = 10
 # per-process counters (columns of ``stats``)
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
- INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES) = range(25)
-N_STATS = 25
+ INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS) = range(26)
+N_STATS = 26
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
 # sum over closed phases of the slowest process's busy cycles, closed phases]
@@ -343,7 +343,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         for q in range(nprocs):
             if (others >> np.uint64(q)) & np.uint64(1):
                 _send(stats, h, q, HEADER, True)                  # invalidation
-                _send(stats, q, p, HEADER, True)                  # acknowledgement
+                if _send(stats, q, p, HEADER, True):              # acknowledgement, awaited by p
+                    stats[p, ACKS] += 1
                 stats[q, INVALIDATIONS] += 1
                 tq = _request(t, h, q, 0, 0.0, q != p, cost, cal, cal_n, status, clock, times)
                 done = max(done, _deliver(tq, q, p, 0, cost, cal, cal_n))

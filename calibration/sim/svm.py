@@ -119,7 +119,7 @@ BREAKDOWN = ("busy", "data_wait", "lock_wait", "barrier_wait", "protocol")
 COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
-            "cs_requests", "barriers", "messages")
+            "cs_requests", "barriers", "messages", "acks")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of

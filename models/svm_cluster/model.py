@@ -41,12 +41,24 @@ requests each serves:
 * every message also crosses the receiver's I/O bus into memory (``receive_load`` 1,
   the default): overlapped with the sending bus when it is idle (so not in the unloaded
   cost), it is a background utilisation the other messages there meet, as the
-  critical sections' fetches below [REC: the machine streams data in cut-through;
-  without this load the model was 74% and 113% optimistic on the recorded FFT and Ocean
-  under HLRC at AO, with it 31% and 75%];
-* a one-way message (diff, invalidation, acknowledgement): the sender's overhead,
-  occupancy and transfer; the receiver's handling, handler and diff application are
-  demands of the receiver's own class on its processor;
+  critical sections' fetches below, and a message arriving waits for the transfers
+  booked there before it: the Pollaczek-Khinchine mean wait of a FCFS queue at the bus's
+  utilisation (:func:`_arrival_waits`), once at the server for the request and once at
+  home for the reply, a delay iterated with the run [REC: the machine streams data in
+  cut-through; without the load the model was 74% and 113% optimistic on the recorded
+  FFT and Ocean under HLRC at AO, with it 31% and 75%, with the arrival waits 15% and
+  32%];
+* a one-way message (diff, invalidation, acknowledgement, write-back): nobody waits for
+  it, so its NI occupancy and transfer are a background load on the sender's NI and
+  bus, not the sender's time; its host overhead is the program's under HLRC (diffs are
+  sent at synchronisation points) and handler work under SC (the home's and sharers'
+  handlers send them); the receiver's handling, handler and diff application
+  (acknowledgements have none: ``received - acks``) interrupt its program, a background
+  load on its processor [REC: as demands of the sender's and receiver's own classes the
+  model was 30-38% pessimistic for SC at AO on the recorded programs];
+* an SC write waits for each sharer's acknowledgement (``acks``): the invalidation's
+  trip, the sharer's handler and the acknowledgement's trip beyond the home's answer, a
+  delay of the writer (unloaded; parallel acknowledgements counted one after another);
 * locks: ``1 / lock_concentration`` lock stations (at most ``nodes``) visited evenly;
   the service of an acquire is its critical section (work and fetches inside it, the
   fetches at their current response times: a fixed point over MVA solves); the load
@@ -73,7 +85,10 @@ without it a node slowed by its own work would free the shared stations for the 
 and a higher cost could raise the speedup.  Execution time = the slowest node's time +
 the barrier imbalance the totals hide
 (the sum over phases of the slowest node's work minus the largest total work, from
-the simulator) stretched by the mean slowdown.  Speedup = the sum of the work over the
+the simulator) stretched by the work-weighted slowdown (total time over total work: a
+node with almost no work would make a plain mean of its time over its work explode, as
+on the recorded Water-Spatial, whose 216 molecules leave some of 16 processes idle: SC
+at AO went from 52% pessimistic to 2%).  Speedup = the sum of the work over the
 execution time.  With every cost zero and no lock contention this is the PRAM speedup
 exactly.  Breakdown per node: each station's residence split over busy / data wait /
 lock / barrier / protocol in proportion to each purpose's demand there, lock waiting
@@ -110,7 +125,7 @@ HEADER = 16
 BACKGROUND_LIMIT = 0.95
 #: the fixed point's step: whole at first, halved whenever a round changes more than the
 #: one before, down to RELAX_MIN (the plain iteration can alternate between two states)
-RELAX, RELAX_MIN = 1.0, 0.3
+RELAX, RELAX_MIN = 1.0, 0.15
 #: the fixed point stops when a round changes nothing by more than this (relative); the
 #: contention network is solved to the same tolerance
 FIXED_POINT_TOL = 1e-6
@@ -140,7 +155,7 @@ PROTOCOL = {
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
-                "lock_messages", "cs_busy", "cs_requests", "barriers")
+                "lock_messages", "cs_busy", "cs_requests", "barriers", "acks")
 PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
 #: what each group of like barrier phases gives (``hlrc.phases``): the counters and phase_max
 PHASE_KEYS = (*APP_COUNTERS, "phase_max")
@@ -163,7 +178,7 @@ def _default_app(n=4):
             "oneway": [0.0] * n, "oneway_bytes": [0.0] * n, "received": [0.0] * n, "applied_words": [0.0] * n,
             "protections": [200.0] * n, "twins": [0.0] * n, "compared_words": [0.0] * n, "diff_words": [0.0] * n,
             "notices": [0.0] * n, "acquires": [0.0] * n, "lock_messages": [0.0] * n, "cs_busy": [0.0] * n,
-            "cs_requests": [0.0] * n, "barriers": [2.0] * n}
+            "cs_requests": [0.0] * n, "barriers": [2.0] * n, "acks": [0.0] * n}
 
 
 _UNITS = {"busy": "cycles", "reply_bytes": "bytes", "oneway_bytes": "bytes", "cs_busy": "cycles"}
@@ -238,6 +253,10 @@ class SVMCluster(ParameterisedModel):
             for i, (cs, b) in enumerate(zip(v[f"{c}.cs_busy"], v[f"{c}.busy"], strict=False)):
                 if cs > b:
                     raise ModelError(f"{c}.cs_busy[{i}]", f"{cs:g} exceeds the node's busy cycles {b:g}")
+            for i, (a, r) in enumerate(zip(v[f"{c}.acks"], v[f"{c}.received"], strict=False)):
+                if a > r:
+                    raise ModelError(f"{c}.acks[{i}]", f"{a:g} exceeds the messages the node received {r:g} "
+                                                       f"(acknowledgements are received one-way messages)")
             for i, (cr, r) in enumerate(zip(v[f"{c}.cs_requests"], v[f"{c}.requests"], strict=False)):
                 if cr > r:
                     raise ModelError(f"{c}.cs_requests[{i}]", f"{cr:g} exceeds the node's requests {r:g}")
@@ -267,7 +286,7 @@ class SVMCluster(ParameterisedModel):
         c = self.values["coherence"]
         return {k: np.asarray(self.values[f"{c}.{k}"], float) for k in APP_COUNTERS}
 
-    def _demands(self, comm, prot, app, fetch_stretch):
+    def _demands(self, comm, prot, app, fetch_stretch, arrival_wait=None):
         """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
         (classes), stations ordered cpu, ni, bus (one per node each) then locks.  A fetch
         inside a critical section costs the unloaded :func:`message_cycles` of its request
@@ -286,6 +305,7 @@ class SVMCluster(ParameterisedModel):
         background = {"cs": np.zeros((3 * P + K, P))}
         cpu, ni, bus = slice(0, P), slice(P, 2 * P), slice(2 * P, 3 * P)
         received = np.zeros(P)          # cycles each node's I/O bus spends taking messages in
+        handler_load = np.zeros(3 * P)  # one-way messages' handlers and transfers (cycles)
         fetch_unloaded = np.zeros(P)
         for i in range(P):
             own = np.eye(P)[i]
@@ -309,6 +329,9 @@ class SVMCluster(ParameterisedModel):
             send("data_wait", w, outside, payload)
             D["data_wait"][cpu, i] += outside * w * handling
             Z["data_wait"][i] += outside * 2 * lat
+            if arrival_wait is not None:      # the request at its server's bus, the reply at i's
+                at_server, at_home = arrival_wait
+                Z["data_wait"][i] += outside * (w @ at_server + at_home[i])
             fetch_unloaded[i] = (message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
                                  + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER))
             # what the receiving I/O buses take in: the requests' headers at the servers, the
@@ -330,16 +353,36 @@ class SVMCluster(ParameterisedModel):
                 D["barrier"][0, i] += nb * handling
                 received[[0, i]] += nb * HEADER * tb
                 Z["barrier"][i] += nb * 2 * lat
-            # one-way messages (diffs, invalidations, acknowledgements): the sender's part
+            # one-way messages (diffs, invalidations, acknowledgements, write-backs): nobody
+            # waits for their NI and I/O bus, a load the others meet; their host overhead is
+            # the program's under HLRC (diffs sent at a synchronisation point), handler work
+            # under SC (the home's and the sharers' handlers send them)
             ow = app["oneway"][i]
             if ow > 0:
-                send("protocol", own, ow, app["oneway_bytes"][i] / ow - HEADER)
+                nb = app["oneway_bytes"][i] / ow - HEADER
+                handler_load[P + i] += ow * occ * max(1, math.ceil(nb / PACKET))
+                handler_load[2 * P + i] += ow * (HEADER + nb) * tb
+                if self.values["coherence"] == "sc":
+                    handler_load[i] += ow * o
+                else:
+                    D["protocol"][i, i] += ow * o
+            # SC: a write waits for each sharer's acknowledgement: the invalidation's trip, the
+            # sharer's handler and the acknowledgement's trip, beyond the home's own answer
+            # (a delay: their queueing is not modelled)
+            acks = app["acks"][i]
+            if acks > 0:
+                trip = message_cycles(0.0, 0.0, occ, tb, lat, 0.0, header=HEADER)
+                answer = message_cycles(payload, 0.0, occ, tb, lat, 0.0, header=HEADER)
+                Z["data_wait"][i] += acks * max(2 * trip + handling + o - answer, 0.0)
             # the node's own work and protocol actions, and the handlers of what it receives
             D["busy"][i, i] += app["busy"][i] - app["cs_busy"][i]
             D["protocol"][i, i] += (app["protections"][i] * prot["page_protection"] + app["twins"][i] * prot["twin"]
                                     + app["compared_words"][i] * prot["diff_compare"]
-                                    + app["diff_words"][i] * prot["diff_word"] + app["notices"][i] * prot["notice"]
-                                    + app["received"][i] * handling + app["applied_words"][i] * prot["diff_apply"])
+                                    + app["diff_words"][i] * prot["diff_word"] + app["notices"][i] * prot["notice"])
+            # the handlers of the one-way messages it receives (acknowledgements have none)
+            # interrupt its program, which nobody waits for: a load on its processor
+            handler_load[i] += ((app["received"][i] - app["acks"][i]) * handling
+                                + app["applied_words"][i] * prot["diff_apply"])
             # critical sections at the lock stations: work plus fetches at their current response
             if K:
                 D["busy"][3 * P:, i] += app["cs_busy"][i] / K
@@ -348,7 +391,7 @@ class SVMCluster(ParameterisedModel):
                 send("cs", own, inside, 0.0, into=background)
                 send("cs", w, inside, payload, into=background)
                 background["cs"][cpu, i] += inside * w * handling
-        load = background["cs"][:3 * P].sum(axis=1)
+        load = background["cs"][:3 * P].sum(axis=1) + handler_load
         if self.values["receive_load"]:
             load[bus] += received
         return D, Z, K, load
@@ -435,7 +478,9 @@ class SVMCluster(ParameterisedModel):
         def timing(R, Z):
             """Each node's time without barrier waits, and the execution time."""
             T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
-            slow = float(np.mean(T / np.maximum(busy, 1e-300)))
+            # the work-weighted slowdown: a node with almost no work (a program that
+            # leaves some processes idle) would make a plain mean of T / busy explode
+            slow = float(T.sum() / max(busy.sum(), 1e-300))
             return T, float(T.max() + imbalance_work * slow)
 
         fp = self._fixed_point(comm, prot, app, cycles, timing)
@@ -486,12 +531,13 @@ class SVMCluster(ParameterisedModel):
         method = self.values["method"]
         analytic = "auto" if method == "simulation" else method
         P = app["busy"].shape[0]
-        stretch, wait = np.ones(P), np.zeros(P)
+        stretch, wait, arrival = np.ones(P), np.zeros(P), np.zeros((2, P))
         background = np.zeros(3 * P)
+        receiving = bool(self.values["receive_load"])
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
         relax, previous = RELAX, math.inf
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
-            D, Z, K, inside = self._demands(comm, prot, app, stretch)
+            D, Z, K, inside = self._demands(comm, prot, app, stretch, arrival if receiving else None)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
@@ -518,6 +564,12 @@ class SVMCluster(ParameterisedModel):
             target = np.minimum(inside / execution, BACKGROUND_LIMIT)
             new_background = background + relax * (target - background)
             miss = float(np.max(np.abs(target - background)))
+            if receiving:
+                new_arrival = np.array(_arrival_waits(app, sum(D.values())[2 * P:3 * P].sum(axis=1)
+                                                      + inside[2 * P:3 * P], execution, comm["transfer"]))
+                # the run's share the waits moved by
+                miss = max(miss, float(np.max(np.abs(new_arrival - arrival).sum(axis=0) * app["requests"])) / execution)
+                arrival = arrival + relax * (new_arrival - arrival)
             # the stretch only matters where critical sections hold fetches (lock stations)
             change = max(float(np.max(np.abs(new - stretch) / stretch)) if K else 0.0,
                          float(np.max(np.abs(new_wait - wait))) / execution,
@@ -536,6 +588,32 @@ class SVMCluster(ParameterisedModel):
                 break
         return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "background": background,
                 "iterations": iterations, "converged": converged, "change": change, "accuracy": accuracy}
+
+
+def _arrival_waits(app: dict, bus_cycles, execution: float, transfer: float):
+    """The wait of a message arriving at each node's I/O bus (cycles, an array over
+    nodes): the data streams into memory only once the bus is free, so an arrival waits
+    for the transfers booked before it, the Pollaczek-Khinchine mean wait of a FCFS
+    queue, U / (1 - U) x E[x^2] / (2 E[x]) (Kleinrock, Queueing Systems vol. 1, 1975,
+    eq. 5.105), with U the bus's utilisation over the run (``bus_cycles`` /
+    ``execution``, at most BACKGROUND_LIMIT) and x the transfers it carries (replies
+    sent and received, one-way messages).  Returned twice: for a request arriving at a
+    server, and for a node's own reply, which never waits for its own replies (one at a
+    time) and so meets the bus without them."""
+    payload = app["reply_bytes"].sum() / max(app["requests"].sum(), 1.0)
+    zero = np.zeros_like(app["busy"])
+    own = (HEADER + np.divide(app["reply_bytes"], app["requests"], out=zero.copy(), where=app["requests"] > 0)) \
+        * transfer
+    oneway = np.divide(app["oneway_bytes"], app["oneway"], out=zero.copy(), where=app["oneway"] > 0) * transfer
+    flows = [(app["served"], (HEADER + payload) * transfer), (app["requests"], own), (app["oneway"], oneway)]
+
+    def wait(flows, busy):
+        first = sum(n * x for n, x in flows)
+        residual = np.divide(sum(n * x * x for n, x in flows), 2 * first, out=zero.copy(), where=first > 0)
+        u = np.clip(busy / execution, 0.0, BACKGROUND_LIMIT)
+        return u / (1.0 - u) * residual
+
+    return wait(flows, bus_cycles), wait([flows[0], flows[2]], bus_cycles - app["requests"] * own)
 
 
 def _breakdown(R, D: dict, Z: dict, K, P: int) -> dict:

@@ -524,3 +524,57 @@ def test_stored_profiles_of_the_recorded_programs_solve_as_their_rows_say():
     doc = tomllib.loads((root / "svm-splash16" / "fft.toml").read_text())
     sol = model_from_document(doc, {"coherence": "sc", "communication": "B", "protocol": "B"}).solve()
     assert sol.converged and sol.outputs["speedup"] == pytest.approx(float(row["model_speedup"]), abs=1e-3)
+
+
+def _two_nodes(**counts):
+    """Model values of two nodes, HLRC and SC alike: node 0 works (1e6 cycles) and
+    communicates as ``counts`` say (per node lists), node 1 barely works."""
+    app = {k: [0.0, 0.0] for k in APP_COUNTERS}
+    app.update(busy=[1e6, 1.0], **counts)
+    return {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}, "hlrc.phase_max": 1e6,
+            "sc.phase_max": 1e6, "communication": "A", "protocol": "O", "receive_load": 0}
+
+
+def test_one_way_messages_cost_their_sender_the_host_overhead_only():
+    # HLRC: 10 diffs of 400 words from node 0 (nobody waits for them): the program pays
+    # the host overhead (600 cycles at A), not the NI's occupancy or the I/O bus; their
+    # handlers interrupt node 1
+    quiet = SVMCluster({**_two_nodes(), "coherence": "hlrc"}).solve()
+    diffs = SVMCluster({**_two_nodes(oneway=[10.0, 0.0], oneway_bytes=[10 * (16 + 1600.0), 0.0],
+                                     received=[0.0, 10.0], applied_words=[0.0, 4000.0]),
+                        "coherence": "hlrc"}).solve()
+    assert diffs.outputs["execution_cycles"] - quiet.outputs["execution_cycles"] == pytest.approx(10 * 600.0)
+
+
+def test_an_sc_write_waits_for_its_acknowledgements():
+    # node 0 fetches ten 64-byte blocks from node 1; five of its writes each wait for one
+    # sharer's acknowledgement: beyond the home's answer (NI 1000 + (16 + 64) x 2 + link
+    # 20 = 1180 cycles) the invalidation's trip (1000 + 16 x 2 + 20 = 1052), the sharer's
+    # handler (handling 200 + handler 100 + the acknowledgement's overhead 600) and the
+    # acknowledgement's trip (1052): 1824 cycles each
+    # acknowledgements arrive without a handler: received and acknowledged alike
+    base = dict(requests=[10.0, 0.0], reply_bytes=[640.0, 0.0], served=[0.0, 10.0])
+    plain = SVMCluster({**_two_nodes(**base), "coherence": "sc"}).solve()
+    waits = SVMCluster({**_two_nodes(**base, received=[5.0, 0.0], acks=[5.0, 0.0]), "coherence": "sc"}).solve()
+    # (node 1's processor runs node 0's handlers beside its own sliver of work: its
+    # queue moves a little with node 0's pace, hence the tolerance)
+    assert waits.outputs["execution_cycles"] - plain.outputs["execution_cycles"] == pytest.approx(5 * 1824.0,
+                                                                                                rel=0.02)
+    with pytest.raises(ModelError, match=r"hlrc\.acks\[0\]"):
+        SVMCluster({**_two_nodes(**base, received=[4.0, 0.0], acks=[5.0, 0.0]), "coherence": "sc"})
+
+
+def test_a_node_with_almost_no_work_does_not_stretch_the_imbalance():
+    # the phases' imbalance (phase_max above the largest node's work) runs at the
+    # work-weighted slowdown; a node with 1 cycle of work and barrier traffic used to
+    # make a plain mean of time / work explode
+    app = {k: [0.0] * 3 for k in APP_COUNTERS}
+    app.update(barriers=[10.0] * 3)
+    values = {f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}
+    runs = {}
+    for idle in (1e3, 1.0):
+        busy = [1e6, 1e6, idle]
+        runs[idle] = SVMCluster({**values, "hlrc.busy": busy, "sc.busy": busy, "hlrc.phase_max": 1.2e6,
+                                 "sc.phase_max": 1.2e6}).solve().outputs["execution_cycles"]
+    assert 1.2e6 < runs[1.0] < 1.3e6
+    assert runs[1.0] == pytest.approx(runs[1e3], rel=0.01)
