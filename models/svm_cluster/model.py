@@ -471,7 +471,10 @@ class SVMCluster(ParameterisedModel):
         comm, prot = _layers(v)
         app = self.app()
         P = app["busy"].shape[0]
-        cycles = np.maximum(1.0, app["requests"] + app["lock_messages"] + app["barriers"] + app["oneway"])
+        # the class's visits: messages it waits for (one-way messages are a load, not visits;
+        # counting them made a class that sends many cycle far faster than the others, a
+        # stiff network the approximate MVA did not settle on)
+        cycles = np.maximum(1.0, app["requests"] + app["lock_messages"] + app["barriers"])
         busy = app["busy"]
         imbalance_work = max(v[f"{v['coherence']}.phase_max"] - busy.max(), 0.0)
 
