@@ -302,10 +302,10 @@ class SVMCluster(ParameterisedModel):
         K = 0 if app["acquires"].sum() == 0 else (int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P)
         D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
         Z = {p: np.zeros(P) for p in PURPOSES}
-        background = {"cs": np.zeros((3 * P + K, P))}
+        background = {"cs": np.zeros((3 * P + K, P)), "oneway": np.zeros((3 * P + K, P))}
         cpu, ni, bus = slice(0, P), slice(P, 2 * P), slice(2 * P, 3 * P)
         received = np.zeros(P)          # cycles each node's I/O bus spends taking messages in
-        handler_load = np.zeros(3 * P)  # one-way messages' handlers and transfers (cycles)
+        handlers = np.zeros(P)          # cycles of the handlers of one-way messages received
         fetch_unloaded = np.zeros(P)
         for i in range(P):
             own = np.eye(P)[i]
@@ -359,13 +359,10 @@ class SVMCluster(ParameterisedModel):
             # under SC (the home's and the sharers' handlers send them)
             ow = app["oneway"][i]
             if ow > 0:
-                nb = app["oneway_bytes"][i] / ow - HEADER
-                handler_load[P + i] += ow * occ * max(1, math.ceil(nb / PACKET))
-                handler_load[2 * P + i] += ow * (HEADER + nb) * tb
-                if self.values["coherence"] == "sc":
-                    handler_load[i] += ow * o
-                else:
-                    D["protocol"][i, i] += ow * o
+                send("oneway", own, ow, app["oneway_bytes"][i] / ow - HEADER, into=background)
+                if self.values["coherence"] == "hlrc":
+                    D["protocol"][i, i] += background["oneway"][i, i]
+                    background["oneway"][i, i] = 0.0
             # SC: a write waits for each sharer's acknowledgement: the invalidation's trip, the
             # sharer's handler and the acknowledgement's trip, beyond the home's own answer
             # (a delay: their queueing is not modelled)
@@ -381,8 +378,8 @@ class SVMCluster(ParameterisedModel):
                                     + app["diff_words"][i] * prot["diff_word"] + app["notices"][i] * prot["notice"])
             # the handlers of the one-way messages it receives (acknowledgements have none)
             # interrupt its program, which nobody waits for: a load on its processor
-            handler_load[i] += ((app["received"][i] - app["acks"][i]) * handling
-                                + app["applied_words"][i] * prot["diff_apply"])
+            handlers[i] += ((app["received"][i] - app["acks"][i]) * handling
+                            + app["applied_words"][i] * prot["diff_apply"])
             # critical sections at the lock stations: work plus fetches at their current response
             if K:
                 D["busy"][3 * P:, i] += app["cs_busy"][i] / K
@@ -391,7 +388,8 @@ class SVMCluster(ParameterisedModel):
                 send("cs", own, inside, 0.0, into=background)
                 send("cs", w, inside, payload, into=background)
                 background["cs"][cpu, i] += inside * w * handling
-        load = background["cs"][:3 * P].sum(axis=1) + handler_load
+        load = sum(background.values())[:3 * P].sum(axis=1)
+        load[cpu] += handlers
         if self.values["receive_load"]:
             load[bus] += received
         return D, Z, K, load
@@ -568,8 +566,8 @@ class SVMCluster(ParameterisedModel):
             new_background = background + relax * (target - background)
             miss = float(np.max(np.abs(target - background)))
             if receiving:
-                new_arrival = np.array(_arrival_waits(app, sum(D.values())[2 * P:3 * P].sum(axis=1)
-                                                      + inside[2 * P:3 * P], execution, comm["transfer"]))
+                new_arrival = np.array(_arrival_waits(app, total[2 * P:3 * P].sum(axis=1) + inside[2 * P:3 * P],
+                                                      execution, comm["transfer"]))
                 # the run's share the waits moved by
                 miss = max(miss, float(np.max(np.abs(new_arrival - arrival).sum(axis=0) * app["requests"])) / execution)
                 arrival = arrival + relax * (new_arrival - arrival)

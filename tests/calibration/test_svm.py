@@ -393,13 +393,20 @@ def test_study_small_run(capsys):
     assert "barnes not in this run" in out          # a finding it cannot measure stays, with the reason
 
 
+def _two_nodes(busy=(1e6, 1.0), **counts):
+    """Model values of two nodes at AO, HLRC and SC alike, without the receiving bus's
+    load: node 0 works 1e6 cycles and node 1 ``busy[1]`` (1: barely), the other
+    counters as ``counts`` say (per node lists), zero else."""
+    app = {k: [0.0, 0.0] for k in APP_COUNTERS}
+    app.update(busy=list(busy), **counts)
+    return {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}, "hlrc.phase_max": max(busy),
+            "sc.phase_max": max(busy), "communication": "A", "protocol": "O", "receive_load": 0}
+
+
 def test_receiving_bus_carries_every_message_in():
     # two nodes, node 0 fetches 10 pages from node 1 and nothing else: node 0's bus takes
     # in the replies (header + page), node 1's the requests' headers; 1 / 0.5 cycles per byte at A
-    app = {k: [0.0, 0.0] for k in APP_COUNTERS}
-    app.update(busy=[1e6, 1e6], requests=[10.0, 0.0], reply_bytes=[40960.0, 0.0], served=[0.0, 10.0])
-    values = {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}, "hlrc.phase_max": 1e6,
-              "sc.phase_max": 1e6, "communication": "A", "protocol": "O"}
+    values = _two_nodes(busy=[1e6, 1e6], requests=[10.0, 0.0], reply_bytes=[40960.0, 0.0], served=[0.0, 10.0])
     for receive, expected in ((1, [10 * (16 + 4096) * 2.0, 10 * 16 * 2.0]), (0, [0.0, 0.0])):
         model = SVMCluster({**values, "receive_load": receive})
         *_, load = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
@@ -524,15 +531,6 @@ def test_stored_profiles_of_the_recorded_programs_solve_as_their_rows_say():
     doc = tomllib.loads((root / "svm-splash16" / "fft.toml").read_text())
     sol = model_from_document(doc, {"coherence": "sc", "communication": "B", "protocol": "B"}).solve()
     assert sol.converged and sol.outputs["speedup"] == pytest.approx(float(row["model_speedup"]), abs=1e-3)
-
-
-def _two_nodes(**counts):
-    """Model values of two nodes, HLRC and SC alike: node 0 works (1e6 cycles) and
-    communicates as ``counts`` say (per node lists), node 1 barely works."""
-    app = {k: [0.0, 0.0] for k in APP_COUNTERS}
-    app.update(busy=[1e6, 1.0], **counts)
-    return {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in app.items()}, "hlrc.phase_max": 1e6,
-            "sc.phase_max": 1e6, "communication": "A", "protocol": "O", "receive_load": 0}
 
 
 def test_one_way_messages_cost_their_sender_the_host_overhead_only():
