@@ -100,20 +100,21 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
     return 0
 
 
-def report_findings(rows, args, title: str, page_title: str = "") -> None:
+def report_findings(rows, args, title: str, page_title: str = "", appendix=()) -> None:
     """Print the findings table (FINDINGS.md format), and write ``--findings`` (JSON) and
-    ``--results`` (Markdown, titled ``page_title``) if given."""
+    ``--results`` (Markdown, titled ``page_title``, ``appendix`` after it) if given."""
     print(format_findings(rows, title))
-    write_outputs(rows, args, page_title or title)
+    write_outputs(rows, args, page_title or title, appendix)
 
 
-def write_outputs(rows, args, page_title: str) -> None:
-    """``--findings`` and ``--results`` files of ``rows``, where asked for."""
+def write_outputs(rows, args, page_title: str, appendix=()) -> None:
+    """``--findings`` and ``--results`` files of ``rows``, where asked for; ``appendix``:
+    (heading, preformatted text) sections the results page ends with."""
     if getattr(args, "findings", None):
         write_findings(rows, args.findings)
         print(f"wrote {args.findings}")
     if getattr(args, "results", None):
         command = " ".join(["python -m", args.prog_module, *args.argv_shown])
         with open(args.results, "w") as f:
-            f.write(markdown(rows, page_title, command))
+            f.write(markdown(rows, page_title, command, appendix))
         print(f"wrote {args.results}")

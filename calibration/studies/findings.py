@@ -141,9 +141,10 @@ def write_findings(rows, path) -> None:
         f.write("\n")
 
 
-def markdown(rows, title: str, command: str) -> str:
+def markdown(rows, title: str, command: str, appendix=()) -> str:
     """The findings as a Markdown page (``docs/results/*.md``): a title, the command that
-    made it, one table row per finding, notes, and the count line."""
+    made it, one table row per finding, notes, the count line, then the ``appendix``'s
+    (heading, preformatted text) sections (the tables the findings were read from)."""
     cell = lambda x: "-" if x is None else f"{x:.4g}"  # noqa: E731
     lines = [f"# {title}", "", f"Written by `{command}`; regenerate it the same way.", "",
              "| id | source | metric | paper | band | ours | verdict |", "|---|---|---|---|---|---|---|"]
@@ -152,4 +153,6 @@ def markdown(rows, title: str, command: str) -> str:
                      f"[{cell(r.band[0])}, {cell(r.band[1])}] | {cell(r.value)} | {r.verdict} |")
     lines += ["", "Notes:", ""] + [f"- **{r.id}**: {r.note}" for r in rows if r.note]
     lines += ["", count_line(rows), ""]
+    for heading, text in appendix:
+        lines += [f"## {heading}", "", "```", text, "```", ""]
     return "\n".join(lines)
