@@ -40,8 +40,12 @@ N_TIMES = 10
 # per-process counters (columns of ``stats``)
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
- INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS) = range(26)
-N_STATS = 26
+ INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
+ CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES) = range(31)
+N_STATS = 31
+# the protocol counters whose share inside critical sections is counted too (the CS_
+# columns, in this order): the lock holder's protocol work dilates the critical section
+CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
 # sum over closed phases of the slowest process's busy cycles, closed phases]
@@ -257,12 +261,16 @@ def _lock_request(t, p, lock, to, nout, nprocs, cost, cal, cal_n, status, clock,
 
 
 @jit
-def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home, valid,
+def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home, valid,
            log_page, log_int, log_n, log_base, pos, vc, stats, cost, times):
     """``p`` takes ``lock`` when its grant arrives at ``arrive`` (its wait until then is
     lock wait): request to the lock's manager, forward to the last holder, grant (with
-    the holder's write notices under HLRC, processed by ``p``)."""
+    the holder's write notices under HLRC, processed by ``p`` while it holds the lock:
+    inside the critical section, whose protocol counts start at ``cs_mark``)."""
     holder[lock] = p
+    if in_cs[p] == 0:
+        for k in range(len(CS_PROTOCOL)):
+            cs_mark[p, k] = stats[p, CS_PROTOCOL[k]]
     if arrive > clock[p]:
         times[p, T_LOCK] += arrive - clock[p]
         clock[p] = arrive
@@ -380,9 +388,11 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
         holder, lock_last, lock_free, lock_vc, lock_acquires,
-        status, clock, waiting, wait_since, in_cs, phase_busy, stats, snapshots, cost, cal, cal_n, times):
+        status, clock, waiting, wait_since, in_cs, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times):
     """Run until a refill, growth, the end or a deadlock (see the module docstring).
-    ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts)."""
+    ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts);
+    ``cs_mark[p]``: ``p``'s protocol counters (:data:`CS_PROTOCOL`) when its outermost
+    critical section began."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
     timed = False                        # any cost: bookings, kept in time order
     for k in range(cost.shape[0]):
@@ -545,7 +555,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                                  status, clock, times)
                         status[p] = RUN
                         arrive = _deliver(max(t, lock_free[lock]), giver, p, 0, cost, cal, cal_n)
-                        _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home,
+                        _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
                     else:                              # queued at the holder, who grants at its release
                         times[p, T_LOCK_REQUEST] = _lock_request(clock[p], p, lock, holder[lock], 0, nprocs, cost,
@@ -562,6 +572,9 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     for q in range(nprocs):
                         lock_vc[lock, q] = vc[p, q]
                     in_cs[p] -= 1
+                    if in_cs[p] == 0:        # the release's diffs (above) were inside it
+                        for k in range(len(CS_PROTOCOL)):
+                            stats[p, CS_PROTECTIONS + k] += stats[p, CS_PROTOCOL[k]] - cs_mark[p, k]
                     nxt = -1
                     for q in range(nprocs):
                         if status[q] == WAIT_LOCK and waiting[q] == lock and (nxt < 0 or wait_since[q] < wait_since[nxt]):
@@ -578,7 +591,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _steal(p, leave, ov, status, clock, times)
                             leave += ov
                         arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
-                        _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, clock, home,
+                        _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
                 break
             if o == BARRIER:

@@ -81,6 +81,11 @@ smallest clock runs next.
   (waiters in order of their requests).  Barriers: a message to the manager (node 0),
   which after the last arrival sends the releases one by one.
 
+Critical sections are counted too: the work (``cs_busy``), fetches (``cs_requests``) and
+protocol counts (``cs_protections``, ``cs_twins``, ``cs_compared_words``, ``cs_diff_words``,
+``cs_notices``) between a lock's grant (the notices it brings included) and its release
+(the release's diffs included), outermost lock only.
+
 Outputs: the execution time (the last node to finish), speedup = the work of all nodes
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
 data wait / lock wait / barrier wait (the wait after finishing included) / protocol (its
@@ -119,7 +124,8 @@ BREAKDOWN = ("busy", "data_wait", "lock_wait", "barrier_wait", "protocol")
 COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_faults", "requests", "reply_bytes",
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
-            "cs_requests", "barriers", "messages", "acks")
+            "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
+            "cs_diff_words", "cs_notices")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
@@ -372,6 +378,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     vc = np.zeros((P, P), np.int64)
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
+    cs_mark = np.zeros((P, len(K.CS_PROTOCOL)), np.int64)
     stats = np.zeros((P, K.N_STATS), np.int64)
     snapshots = np.zeros((64, P, K.N_STATS), np.int64)
     cost = config.cost_vector()
@@ -384,7 +391,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      config.home == "first-touch", range_start, range_end, range_tag, range_count,
                      *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
-                     lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs,
+                     lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs, cs_mark,
                      phase_busy, stats, snapshots, cost, cal, cal_n, times)
         if code == K.DONE:
             break

@@ -619,9 +619,10 @@ def _report(args, kernels):
     sections.append((f"The layered model against the machine ({len(model)} solves in {t3 - t2:.1f} s)", model_text))
     print(f"{sections[-1][0]}\n{model_text}\n")
     rows = findings(machine, sweeps, granularity, threshold)
+    sections.insert(0, ("Variants", f"{on}: " + ", ".join(f"{n} (SC at {g} B)" for n, g in granularity.items())))
     report_findings(rows, args, f"Findings against the paper (the SVM machine on {on})",
-                    f"Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings on {on}, "
-                    "measured on the SVM machine", appendix=sections)
+                    "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings measured on "
+                    "the SVM machine", appendix=sections)
     print()
     check = validation(values, events=args.events, model=model, **runs)
     print("MVA against discrete-event simulation of the model's own network (speedup)")

@@ -577,3 +577,42 @@ def test_a_node_with_almost_no_work_does_not_stretch_the_imbalance():
                                  "sc.phase_max": 1.2e6}).solve().outputs["execution_cycles"]
     assert 1.2e6 < runs[1.0] < 1.3e6
     assert runs[1.0] == pytest.approx(runs[1e3], rel=0.01)
+
+
+def test_protocol_work_inside_critical_sections_is_counted_by_hand():
+    # p1 writes p0's page 0 inside lock 7 (a write fault: protection and twin) and its
+    # release diffs it (1024 words compared, 1 written, the page write-protected); the
+    # acquire after p0's released interval brings p0's notice.  Outside the lock p1 also
+    # writes page 1 (p0's home): its twin and diff are not the critical section's
+    p0 = [(STORE, BASE), (STORE, BASE + 4096), (ACQUIRE, 7), (RELEASE, 7), (BARRIER, 0)]
+    p1 = [(LOAD, PRIVATE)] * 50 + [(STORE, BASE + 4096), (ACQUIRE, 7), (STORE, BASE + 8), (RELEASE, 7),
+                                   (BARRIER, 0)]
+    r = simulate_svm(_workload(p0, p1), SVMConfig(**FREE))
+    b = r.processes[1]
+    assert (b["twins"], b["cs_twins"]) == (2, 1)
+    assert (b["compared_words"], b["cs_compared_words"]) == (2048, 1024)
+    assert (b["diff_words"], b["cs_diff_words"]) == (2, 1)
+    # inside: p0's notice invalidating p1's copy of page 1, page 0's fetch and its
+    # write-protection at the release; outside: page 1's fetch and its write-protection
+    # at the acquire (the end of p1's interval)
+    assert (b["protections"], b["cs_protections"], b["invalidations"]) == (5, 3, 1)
+    assert b["cs_notices"] == b["notices"] == 2           # learnt at the grant, while holding the lock
+    assert (b["requests"], b["cs_requests"]) == (2, 1)
+    assert r.processes[0]["cs_twins"] == 0                # p0's own pages: no twin
+
+
+def test_protocol_work_inside_critical_sections_holds_the_lock():
+    # two nodes each take one lock 100 times; each critical section holds a twin (10,000
+    # cycles at O) or the same twin outside: inside, the twins queue behind each other at
+    # the lock, so the run is longer; at protocol costs B they cost nothing either way
+    base = dict(acquires=[100.0, 100.0], lock_messages=[0.0, 0.0], twins=[100.0, 100.0],
+                busy=[2e6, 2e6], cs_busy=[1e5, 1e5])
+    values = {**_two_nodes(**base), "hlrc.lock_concentration": 1.0, "coherence": "hlrc"}
+    outside = SVMCluster(values).solve().outputs["execution_cycles"]
+    inside = SVMCluster({**values, "hlrc.cs_twins": [100.0, 100.0]}).solve().outputs["execution_cycles"]
+    assert inside > outside * 1.05
+    free = {**values, "protocol": "B"}
+    assert SVMCluster({**free, "hlrc.cs_twins": [100.0, 100.0]}).solve().outputs["execution_cycles"] == \
+        pytest.approx(SVMCluster(free).solve().outputs["execution_cycles"], rel=1e-6)
+    with pytest.raises(ModelError, match=r"hlrc\.cs_twins\[0\]"):
+        SVMCluster({**values, "hlrc.cs_twins": [101.0, 0.0]})
