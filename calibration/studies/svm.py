@@ -618,15 +618,15 @@ def _report(args, kernels):
     model_text += f"\nthe model's own grid judged the same way: {count_line(model_rows)}"
     sections.append((f"The layered model against the machine ({len(model)} solves in {t3 - t2:.1f} s)", model_text))
     print(f"{sections[-1][0]}\n{model_text}\n")
+    check = validation(values, events=args.events, model=model, **runs)
+    sections.append((f"MVA against a discrete-event simulation of the model's own network ({args.events:,} events "
+                     "per case; speedup)", check.round(3).to_string(index=False)))
+    print(f"{sections[-1][0]}\n{sections[-1][1]}\n")
     rows = findings(machine, sweeps, granularity, threshold)
     sections.insert(0, ("Variants", f"{on}: " + ", ".join(f"{n} (SC at {g} B)" for n, g in granularity.items())))
     report_findings(rows, args, f"Findings against the paper (the SVM machine on {on})",
                     "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings measured on "
                     "the SVM machine", appendix=sections)
-    print()
-    check = validation(values, events=args.events, model=model, **runs)
-    print("MVA against discrete-event simulation of the model's own network (speedup)")
-    print(check.round(3).to_string(index=False))
     print(f"\nstudy time {time.perf_counter() - t0:.0f} s")
     if args.csv:
         pd.concat([both.assign(table="grid"), sweeps.assign(table="figure5")], ignore_index=True).to_csv(

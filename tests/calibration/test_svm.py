@@ -387,7 +387,7 @@ def test_study_small_run(capsys):
 
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft,water", "--events", "100000"]) == 0
     out = capsys.readouterr().out
-    assert "BO->BB" in out and "MVA against discrete-event simulation" in out
+    assert "BO->BB" in out and "MVA against a discrete-event simulation" in out
     assert "Figure 3: speedups on the SVM machine" in out and "Table 5: HLRC" in out and "Figure 5: gain" in out
     assert "The layered model against the machine" in out and "; at AO and BB " in out and " of 16\n" in out
     assert "] hlrc-synergy: " in out and "findings: " in out and f" of {len(svm_study.CLAIMS)}\n" in out
