@@ -13,7 +13,8 @@ command line (:mod:`~calibration.studies.cli`):
 * :mod:`~calibration.studies.ccnuma`: Talbot & Kelly, first-touch placement and reactive
   proxies on cc-NUMA (1999);
 * :mod:`~calibration.studies.svm`: Bilas, Jiang, Zhou & Singh, software shared memory by
-  layers (HPCA 1999);
+  layers (HPCA 1999), the paper's tables and figures measured on the SVM machine
+  (:mod:`~calibration.studies.svm_machine`);
 * :mod:`~calibration.studies.cmt`: Fedorova, Seltzer, Small & Nussbaum, chip
   multithreading (Harvard TR-17-04, 2004), with its program corpus and leave-programs-out
   evaluation (:mod:`~calibration.studies.cmt_corpus`) and the paper's pipeline and L1
