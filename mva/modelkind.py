@@ -280,15 +280,19 @@ def integer_list(minimum: int = 0, length: int | None = None):
     return check
 
 
-def table_list(keys: tuple, what: str):
-    """Check: a list of tables (dicts), each with exactly ``keys`` (``what`` one table
-    is, for the message: e.g. "group of phases"); returns a tuple of dicts."""
+def table_list(keys: tuple, what: str, optional: tuple = ()):
+    """Check: a list of tables (dicts), each with exactly ``keys``, of which those in
+    ``optional`` may be left out (``what`` one table is, for the message: e.g. "group of
+    phases"); returns a tuple of dicts."""
+    required = [k for k in keys if k not in optional]
+
     def check(name, value):
         if not isinstance(value, (list, tuple)) or not all(isinstance(p, dict) for p in value):
             raise ModelError(name, f"must be a list of tables, one per {what}")
         for k, table in enumerate(value):
-            if set(table) != set(keys):
-                raise ModelError(f"{name}[{k}]", f"needs exactly {', '.join(keys)}")
+            if not set(required) <= set(table) <= set(keys):
+                extra = f" (optional: {', '.join(optional)})" if optional else ""
+                raise ModelError(f"{name}[{k}]", f"needs exactly {', '.join(required)}{extra}")
         return tuple(dict(p) for p in value)
     return check
 

@@ -161,6 +161,9 @@ PROTOCOL = {
 #: protocol work: notices at the acquire, protections and twins inside, diffs at the release)
 CS_PROTOCOL = ("cs_protections", "cs_twins", "cs_compared_words", "cs_diff_words", "cs_notices")
 PROTOCOL_COUNTS = ("protections", "twins", "compared_words", "diff_words", "notices")
+#: counters a model file may leave out (files written before the machine counted them):
+#: zero on every node
+OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL)
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
@@ -187,7 +190,7 @@ def _default_app(n=4):
             "oneway": [0.0] * n, "oneway_bytes": [0.0] * n, "received": [0.0] * n, "applied_words": [0.0] * n,
             "protections": [200.0] * n, "twins": [0.0] * n, "compared_words": [0.0] * n, "diff_words": [0.0] * n,
             "notices": [0.0] * n, "acquires": [0.0] * n, "lock_messages": [0.0] * n, "cs_busy": [0.0] * n,
-            "cs_requests": [0.0] * n, "barriers": [2.0] * n, "acks": [0.0] * n, **{k: [0.0] * n for k in CS_PROTOCOL}}
+            "cs_requests": [0.0] * n, "barriers": [2.0] * n, **dict.fromkeys(OPTIONAL_COUNTERS, ())}
 
 
 _UNITS = {"busy": "cycles", "reply_bytes": "bytes", "oneway_bytes": "bytes", "cs_busy": "cycles"}
@@ -198,7 +201,8 @@ PARAMETERS = (
     Parameter("coherence", "hlrc", "", "hlrc (page-based SVM) or sc (fine-grained)", choice("hlrc", "sc")),
     *(Parameter(f"scale.{k}", 1.0, "", f"multiplier on the {k.replace('_', ' ')} cost", real(0.0))
       for k in (*COMMUNICATION["A"], *PROTOCOL["O"])),
-    *(Parameter(f"{c}.{k}", v, _UNITS.get(k, "count"), f"per node, from the simulator ({c})", real_list(0.0))
+    *(Parameter(f"{c}.{k}", v, _UNITS.get(k, "count"), f"per node, from the simulator ({c})"
+                + (" (optional: none is zero on every node)" if k in OPTIONAL_COUNTERS else ""), real_list(0.0))
       for c in ("hlrc", "sc") for k, v in _default_app().items()),
     *(Parameter(f"{c}.phase_max", 1e6, "cycles", "sum over barrier phases of the slowest node's work", real(0.0))
       for c in ("hlrc", "sc")),
@@ -206,7 +210,7 @@ PARAMETERS = (
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.phases", (), "", "groups of like barrier phases, each a table of the counters above and "
                                        "phase_max, solved one by one (empty: the run's sums)",
-                table_list(PHASE_KEYS, "group of barrier phases"))
+                table_list(PHASE_KEYS, "group of barrier phases", OPTIONAL_COUNTERS))
       for c in ("hlrc", "sc")),
     Parameter("receive_load", 1, "", "1: the receiving I/O bus carries every message in (a background load on "
                                      "it); 0: only the sender's bus, as the unloaded formula", integer(0, 1)),
@@ -251,6 +255,9 @@ class SVMCluster(ParameterisedModel):
             n = len(v[f"{c}.busy"])
             if n == 0:
                 raise ModelError(f"{c}.busy", "the cluster needs at least one node")
+            for k in OPTIONAL_COUNTERS:
+                if len(v[f"{c}.{k}"]) == 0:
+                    v[f"{c}.{k}"] = (0.0,) * n      # a file from before the machine counted it
             for k in APP_COUNTERS:
                 if len(v[f"{c}.{k}"]) != n:
                     raise ModelError(f"{c}.{k}", f"needs one value per node ({n}), got {len(v[f'{c}.{k}'])}")
@@ -259,20 +266,25 @@ class SVMCluster(ParameterisedModel):
             if v[f"{c}.phase_max"] + 1e-9 < max(v[f"{c}.busy"]):
                 raise ModelError(f"{c}.phase_max", f"{v[f'{c}.phase_max']:g} is below the largest node's work "
                                                    f"{max(v[f'{c}.busy']):g}: the phases' maxima sum to at least it")
-            for i, (cs, b) in enumerate(zip(v[f"{c}.cs_busy"], v[f"{c}.busy"], strict=False)):
-                if cs > b:
-                    raise ModelError(f"{c}.cs_busy[{i}]", f"{cs:g} exceeds the node's busy cycles {b:g}")
-            for i, (a, r) in enumerate(zip(v[f"{c}.acks"], v[f"{c}.received"], strict=False)):
-                if a > r:
-                    raise ModelError(f"{c}.acks[{i}]", f"{a:g} exceeds the messages the node received {r:g} "
-                                                       f"(acknowledgements are received one-way messages)")
-            for inside, total in (("cs_requests", "requests"), *zip(CS_PROTOCOL, PROTOCOL_COUNTS, strict=True)):
-                for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
-                    if cr > r:
-                        raise ModelError(f"{c}.{inside}[{i}]", f"{cr:g} exceeds the node's {total} {r:g}")
+            self._check_parts(c)
         if len(v["hlrc.busy"]) != len(v["sc.busy"]):
             raise ModelError("sc.busy", "HLRC and SC counts must be for the same number of nodes")
         self._check_phases()
+
+    def _check_parts(self, c: str) -> None:
+        """Each node's counts of a part of its activity (inside critical sections,
+        acknowledgements among received messages) at most the whole."""
+        v = self.values
+        for i, (a, r) in enumerate(zip(v[f"{c}.acks"], v[f"{c}.received"], strict=False)):
+            if a > r:
+                raise ModelError(f"{c}.acks[{i}]", f"{a:g} exceeds the messages the node received {r:g} "
+                                                   f"(acknowledgements are received one-way messages)")
+        parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *zip(CS_PROTOCOL, PROTOCOL_COUNTS, strict=True))
+        for inside, total in parts:
+            for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
+                if cr > r:
+                    what = "busy cycles" if total == "busy" else total.replace("_", " ")
+                    raise ModelError(f"{c}.{inside}[{i}]", f"{cr:g} exceeds the node's {what} {r:g}")
 
     def _check_phases(self) -> None:
         """Each group of phases a consistent model of its own, one value per node."""
@@ -288,7 +300,7 @@ class SVMCluster(ParameterisedModel):
 
     def _group(self, coherence: str, group: dict) -> SVMCluster:
         """The model of one group of phases: the run's settings with the group's counts."""
-        return SVMCluster({**self.values, **{f"{coherence}.{k}": group[k] for k in PHASE_KEYS},
+        return SVMCluster({**self.values, **{f"{coherence}.{k}": group.get(k, ()) for k in PHASE_KEYS},
                            f"{coherence}.phases": ()}, name=self.name)
 
     def app(self) -> dict:

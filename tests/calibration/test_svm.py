@@ -616,3 +616,31 @@ def test_protocol_work_inside_critical_sections_holds_the_lock():
         pytest.approx(SVMCluster(free).solve().outputs["execution_cycles"], rel=1e-6)
     with pytest.raises(ModelError, match=r"hlrc\.cs_twins\[0\]"):
         SVMCluster({**values, "hlrc.cs_twins": [101.0, 0.0]})
+
+
+def test_a_model_file_from_before_the_newer_counters_solves_with_them_zero(tmp_path):
+    # files written before the machine counted acknowledgements and the protocol work
+    # inside critical sections leave them out, at the top and in the phase groups
+    import tomllib
+
+    import tomli_w
+
+    from models.svm_cluster.model import OPTIONAL_COUNTERS
+    from mva.targets import load_model
+
+    doc = tomllib.loads((ROOT / "data/studies/svm-splash16/water-nsq.toml").read_text())
+
+    def without(table):
+        return {k: v for k, v in table.items() if k not in OPTIONAL_COUNTERS}
+
+    old = {**doc, **{c: {**without(doc[c]), "phases": [without(g) for g in doc[c]["phases"]]} for c in ("hlrc", "sc")}}
+    zero = {**doc, **{c: {**doc[c], **{k: [0.0] * len(doc[c]["busy"]) for k in OPTIONAL_COUNTERS},
+                          "phases": [{**g, **{k: [0.0] * len(g["busy"]) for k in OPTIONAL_COUNTERS}}
+                                     for g in doc[c]["phases"]]} for c in ("hlrc", "sc")}}
+    speedups = []
+    for d in (old, zero, doc):
+        path = tmp_path / f"m{len(speedups)}.toml"
+        path.write_text(tomli_w.dumps(d))
+        speedups.append(load_model(str(path)).solve().outputs["speedup"])
+    assert speedups[0] == pytest.approx(speedups[1], rel=1e-12)
+    assert speedups[2] != pytest.approx(speedups[0], rel=1e-3)      # water-nsq's critical sections hold diffs
