@@ -19,7 +19,8 @@ import pandas as pd
 from .executor import run_all
 
 __all__ = ["HLRC_CASES", "SC_CASES", "PARAMETER_VALUES", "TEN_FOLD", "TIE", "machine_grid", "parameter_sweeps",
-           "table4", "table5", "largest_gain", "breakdown_table", "format_table5", "machine_runs", "plot_sweeps"]
+           "table4", "table5", "largest_gain", "breakdown_table", "format_table5", "machine_runs", "plot_sweeps",
+           "saved"]
 
 #: Figure 3's bars for HLRC (AO, its better side AB BO BH BB BB+, its worse side WB WO)
 #: with the halfway combinations the text discusses (AH, HO, HH, HB; Table 5 needs them)
@@ -92,16 +93,28 @@ def parameter_sweeps(sources: dict, granularity: dict, load, values=None, **runs
     time at each of its ``values`` (default :data:`PARAMETER_VALUES`), the others at the
     achievable set, protocol costs original: rows (kernel, coherence, parameter, value,
     speedup)."""
+    from models.svm_cluster import COMMUNICATION
+
     values = values or PARAMETER_VALUES
     points = [(p, v) for p, vs in values.items() for v in vs]
-    configs = [{"communication": "A", "protocol_costs": "O", p: v} for p, v in points]
+    achievable = {k: 1.0 / v if k == "transfer" else v for k, v in COMMUNICATION["A"].items()}
+    achievable["io_bandwidth"] = achievable.pop("transfer")
+
+    def setting(parameter, value):
+        """The run's overrides: none at the achievable value (one run serves every parameter there)."""
+        return () if value == achievable[parameter] else ((parameter, value),)
+
+    configs = list(dict.fromkeys(setting(p, v) for p, v in points))
     keys = [(name, c) for name in sources for c in ("hlrc", "sc")]
-    tasks = [(machine_runs, (sources[name], c, granularity[name], configs, load)) for name, c in keys]
+    tasks = [(machine_runs, (sources[name], c, granularity[name],
+                             [{"communication": "A", "protocol_costs": "O", **dict(o)} for o in configs], load))
+             for name, c in keys]
     rows = []
     for (name, coherence), got in zip(keys, run_all(tasks, **runs), strict=True):
-        for (parameter, value), row in zip(points, got, strict=True):
+        speedup = {o: row["speedup"] for o, row in zip(configs, got, strict=True)}
+        for parameter, value in points:
             rows.append({"kernel": name, "coherence": coherence, "parameter": parameter, "value": value,
-                         "speedup": row["speedup"]})
+                         "speedup": speedup[setting(parameter, value)]})
     return pd.DataFrame(rows)
 
 

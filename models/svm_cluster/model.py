@@ -157,10 +157,12 @@ PROTOCOL = {
     "B": {"page_protection": 0.0, "diff_compare": 0.0, "diff_word": 0.0, "diff_apply": 0.0, "twin": 0.0,
           "handler": 0.0, "notice": 0.0},
 }
-#: protocol counters and their shares inside critical sections (the lock holder's own
-#: protocol work: notices at the acquire, protections and twins inside, diffs at the release)
-CS_PROTOCOL = ("cs_protections", "cs_twins", "cs_compared_words", "cs_diff_words", "cs_notices")
-PROTOCOL_COUNTS = ("protections", "twins", "compared_words", "diff_words", "notices")
+#: the node's own protocol actions: each counter and the Table 3 cost it pays per count
+PROTOCOL_COST = {"protections": "page_protection", "twins": "twin", "compared_words": "diff_compare",
+                 "diff_words": "diff_word", "notices": "notice"}
+#: their shares inside critical sections (the lock holder's own protocol work: notices at
+#: the acquire, protections and twins inside, diffs at the release)
+CS_PROTOCOL = tuple(f"cs_{k}" for k in PROTOCOL_COST)
 #: counters a model file may leave out (files written before the machine counted them):
 #: zero on every node
 OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL)
@@ -279,7 +281,7 @@ class SVMCluster(ParameterisedModel):
             if a > r:
                 raise ModelError(f"{c}.acks[{i}]", f"{a:g} exceeds the messages the node received {r:g} "
                                                    f"(acknowledgements are received one-way messages)")
-        parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *zip(CS_PROTOCOL, PROTOCOL_COUNTS, strict=True))
+        parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *((f"cs_{k}", k) for k in PROTOCOL_COST))
         for inside, total in parts:
             for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
                 if cr > r:
@@ -395,9 +397,8 @@ class SVMCluster(ParameterisedModel):
                 Z["data_wait"][i] += acks * max(2 * trip + handling + o - answer, 0.0)
             # the node's own work and protocol actions, and the handlers of what it receives
             D["busy"][i, i] += app["busy"][i] - app["cs_busy"][i]
-            unit = (prot["page_protection"], prot["twin"], prot["diff_compare"], prot["diff_word"], prot["notice"])
-            protocol_work = sum(app[k][i] * c for k, c in zip(PROTOCOL_COUNTS, unit, strict=True))
-            inside_cs = sum(app[k][i] * c for k, c in zip(CS_PROTOCOL, unit, strict=True)) if K else 0.0
+            protocol_work = sum(app[k][i] * prot[cost] for k, cost in PROTOCOL_COST.items())
+            inside_cs = sum(app[f"cs_{k}"][i] * prot[cost] for k, cost in PROTOCOL_COST.items()) if K else 0.0
             D["protocol"][i, i] += protocol_work - inside_cs
             # the handlers of the one-way messages it receives (acknowledgements have none)
             # interrupt its program, which nobody waits for: a load on its processor
