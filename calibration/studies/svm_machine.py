@@ -206,7 +206,12 @@ def plot_sweeps(sweeps: pd.DataFrame, path: str | None = None):
                               & (sweeps.parameter == parameter)].sort_values("value")
                 ax.plot(part.value, part.speedup, marker=marker, label=coherence.upper())
             unit = "bytes/cycle" if parameter == "io_bandwidth" else "cycles"
-            ax.set_title(f"{kernel}: {parameter.replace('_', ' ')} ({unit})", fontsize=8)
+            if i == 0:
+                ax.set_title(parameter.replace("_", " ").replace("io", "I/O").replace("ni", "NI"), fontsize=9)
+            if i == len(names) - 1:
+                ax.set_xlabel(unit, fontsize=8)
+            if j == 0:
+                ax.set_ylabel(f"{kernel}\nspeedup", fontsize=8)
             ax.tick_params(labelsize=7)
     axes[0, 0].legend(fontsize=7)
     return saved(fig, path)
