@@ -27,16 +27,19 @@ from .network import Network, Station
 from .result import Result
 from .simulation import simulate_network
 from .simulation_settings import SETTING_NAMES, SimulationSettings
+from .decomposition import decomposition
 from .solve import METHODS, register_method, solve
 
 register_method("exact", exact_mva)
 register_method("schweitzer", schweitzer)
 register_method("linearizer", linearizer)
 register_method("auto", auto)
+register_method("decomposition", decomposition)
 register_method("simulation", simulate_network, ("settings", *SETTING_NAMES))
 
 __all__ = [
     "Network", "Station", "Result", "solve", "register_method", "METHODS", "exact_mva", "schweitzer", "linearizer",
+    "decomposition",
     "auto", "simulate_network", "SimulationSettings",
     "closed_throughput_curve", "asymptotic_bounds", "balanced_job_bounds", "Bounds",
     "ModelError", "SaturationError", "NumericalWarning", "load_network", "load_model",

@@ -5,7 +5,11 @@ Choice, by the network's shape (no solve is attempted and thrown away):
 
 0. a network with closed customers at a station that is not product form (priority,
    FCFS with class-dependent demands, multi-server FCFS with non-exponential service;
-   :mod:`mva.nonproduct`) skips exact MVA, which does not apply there;
+   :mod:`mva.nonproduct`) skips exact MVA, which does not apply there; it is solved by
+   **decomposition** (:func:`mva.decomposition`: those stations as one Markov chain
+   against the flow-equivalent server of the rest) when the method takes the network and
+   its chain has at most :data:`DECOMPOSITION_STATES` states, else by the approximate
+   methods below with the non-product-form terms;
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
    estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
    measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
@@ -21,12 +25,14 @@ naming a station), and ``extras["auto"]`` why it was chosen.
 from __future__ import annotations
 
 from .approximate import check_options, linearizer, schweitzer
+from .decomposition import chain_states, decomposition, decomposition_refusal
 from .exact import exact_cost, exact_lattice_fits, exact_mva
 from .network import Network
 from .plan import SolverPlan
 from .result import Result
 
-__all__ = ["auto", "choose_method", "EXACT_BUDGET_SECONDS", "STEP_SECONDS", "LINEARIZER_BUDGET"]
+__all__ = ["auto", "choose_method", "EXACT_BUDGET_SECONDS", "STEP_SECONDS", "LINEARIZER_BUDGET",
+           "DECOMPOSITION_STATES"]
 
 #: Longest estimated exact solve ``auto`` accepts (seconds).
 EXACT_BUDGET_SECONDS = 1.0
@@ -39,6 +45,11 @@ STEP_SECONDS = {"one class": 2e-9, "several classes": 1e-8}
 #: Largest Linearizer work per substitution sweep over its C + 1 fixed points (station x class
 #: x capacity values x (C + 1)); measured: 2.6e6 took 0.8 s (50 classes x 1,000 stations).
 LINEARIZER_BUDGET = 5e6
+#: Largest Markov chain (states before the heads are checked, :func:`mva.decomposition.chain_states`)
+#: ``auto`` solves by decomposition: as far as the method goes, because on the tuning
+#: networks it beat Linearizer on every network of 100,000-2,000,000 states; those took
+#: 0.05-4 s (most under a second; Linearizer about 3 ms).
+DECOMPOSITION_STATES = 2_000_000
 
 
 def choose_method(network: Network) -> tuple[str, str]:
@@ -47,7 +58,15 @@ def choose_method(network: Network) -> tuple[str, str]:
     if plan.population.sum() == 0:
         return "exact", "no closed customers"
     if plan.backlog.any():
-        return _approximate_choice(plan, f"{plan.non_product[0]} is not product form (mva.nonproduct)")
+        why = f"{plan.non_product[0]} is not product form"
+        refusal = decomposition_refusal(network)
+        if refusal is None:
+            states = chain_states(network)
+            if states <= DECOMPOSITION_STATES:
+                return "decomposition", f"{why}; its Markov chain has at most {states:,} states"
+            refusal = f"its Markov chain would have {states:,} states (auto's limit {DECOMPOSITION_STATES:,})"
+        return _approximate_choice(plan, f"{why} and decomposition does not apply ({refusal}): non-product-form "
+                                         "MVA (mva.nonproduct)")
     algorithm, cost = exact_cost(plan)
     seconds = cost * STEP_SECONDS["one class" if len(plan.population) == 1 else "several classes"]
     if exact_lattice_fits(plan) and seconds <= EXACT_BUDGET_SECONDS:
@@ -96,6 +115,8 @@ def auto(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer:
     method, reason = choose_method(network)
     if method == "exact":
         result = exact_mva(network)
+    elif method == "decomposition":
+        result = decomposition(network)
     elif method == "linearizer":
         result = linearizer(network, tol=tol, max_iter=max_iter, max_outer=max_outer, multiserver=multiserver)
     else:

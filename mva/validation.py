@@ -237,6 +237,10 @@ def nonproduct_report(rows: pd.DataFrame, precision: float = 0.005) -> str:
         lines.append(f"{kind:9s} {load:7s} {len(g):5d} {pair(g, 'x_mean', 'x_max'):>13s} "
                      f"{pair(g, 'r_mean', 'r_max'):>13s} {pair(g, 'old_x_mean', 'old_x_max'):>13s} "
                      f"{pair(g, 'old_r_mean', 'old_r_max'):>13s}")
+    lines += ["", "by the method auto ran (decomposition where its Markov chain fits, else non-product-form MVA):"]
+    for (kind, method), g in rows.groupby(["kind", "method"]):
+        lines.append(f"{kind:9s} {method:14s} {len(g):5d} nets  X {pair(g, 'x_mean', 'x_max')}  "
+                     f"R {pair(g, 'r_mean', 'r_max')}")
     lines += ["", f"flagging audit (worst class throughput > {100 * FLAG_BOUND:g}%):"]
     for kind, g in rows.groupby("kind"):
         beyond = g[g.x_max > FLAG_BOUND]

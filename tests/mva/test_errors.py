@@ -96,7 +96,7 @@ def test_api_raises_model_error_subclass_of_value_error():
     with pytest.raises(SaturationError):
         solve(Network([Station("cpu", "multi", [1.0], servers=2)], arrival_rate=[2.0]))
     net = Network([Station("cpu", "queue", [1.0])], population=[1])
-    with pytest.raises(ModelError, match="unknown method 'mvaa'; valid: auto, exact"):
+    with pytest.raises(ModelError, match="unknown method 'mvaa'; valid: auto, decomposition, exact"):
         solve(net, method="mvaa")
     with pytest.raises(ModelError, match="has no option"):
         solve(net, tol=1e-3)

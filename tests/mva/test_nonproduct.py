@@ -94,15 +94,16 @@ def test_priority_values_count_only_by_their_order():
 
 def test_two_class_closed_priority_network_against_the_markov_chain():
     """A priority CPU, an FCFS disk with class-dependent service and terminals: Linearizer
-    with the priority approximation within 7% of the chain's class throughputs, where
-    processor sharing misses by more, and flagged wherever it misses by more than 5%."""
+    with the priority approximation (what auto runs where decomposition does not apply)
+    within 7% of the chain's class throughputs, where processor sharing misses by more,
+    and flagged wherever it misses by more than 5%."""
     cpu, disk, population, think = [0.2, 0.5], [0.3, 0.15], [2, 3], [1.0, 2.0]
     for levels in ([0, 1], [1, 0]):
         exact, _ = solve_closed([("priority", cpu, levels), ("fcfs", disk)], population, think)
         net = Network([Station("cpu", "queue", cpu, discipline="priority", priority=levels),
                        Station("disk", "queue", disk, discipline="fcfs")], population=population, think_time=think)
-        r = solve(net, "auto")
-        assert r.method == "linearizer" and "not product form" in r.accuracy
+        r = solve(net, "linearizer")
+        assert "not product form" in r.accuracy
         error = np.max(np.abs(r.throughput / exact - 1))
         assert error < 0.07, (levels, r.throughput, exact)
         assert error <= 0.05 or r.accuracy.startswith("unreliable"), (levels, error, r.accuracy)
@@ -161,7 +162,9 @@ def test_exact_refuses_and_auto_answers_with_the_approximation():
         exact_mva(net)
     assert info.value.field == "station[q].discipline"
     r = solve(net, "auto")
-    assert r.method == "linearizer" and "not product form" in r.extras["auto"]
+    assert r.method == "decomposition" and "not product form" in r.extras["auto"]
+    assert "q (priority: 2 priority levels)" in r.accuracy and "mva.decomposition" in r.accuracy
+    r = solve(net, "linearizer")
     assert "q (priority: 2 priority levels)" in r.accuracy and "non-product-form MVA" in r.accuracy
 
 
@@ -202,12 +205,12 @@ def test_the_priority_example_of_the_file_format_guide(tmp_path, run_cli):
     path = tmp_path / "priority.toml"
     path.write_text(text[start:text.index("```", start)])
     code, out, err = run_cli("solve", str(path))
-    assert code == 0 and "method: linearizer" in out and "cpu (priority: 2 priority levels" in out, (out, err)
+    assert code == 0 and "method: decomposition" in out and "cpu (priority: 2 priority levels" in out, (out, err)
     code, out, _ = run_cli("solve", str(path), "--format", "json")
     import json
 
     doc = json.loads(out)
-    assert doc["method"] == "linearizer" and "not product form" in doc["accuracy"] and "auto" in doc
+    assert doc["method"] == "decomposition" and "not product form" in doc["accuracy"] and "auto" in doc
     code, _, err = run_cli("solve", str(path), "--method", "exact")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "station[cpu].discipline" in err
 
@@ -239,16 +242,18 @@ def test_a_sweep_says_which_of_its_cases_are_unreliable():
     from mva.files import network_from_dict
     from mva.sweep import run_sweep
 
+    # a PS queue between the two FCFS ones: decomposition does not apply, Linearizer runs
     doc = {"network": {"population": [2, 3], "think_time": [1.0, 1.0]},
            "station": [{"name": "q", "type": "queue", "demand": [0.2, 0.2], "discipline": "fcfs"},
-                       {"name": "d", "type": "queue", "demand": [0.1, 0.3]}]}
+                       {"name": "d", "type": "queue", "demand": [0.1, 0.3]},
+                       {"name": "f", "type": "queue", "demand": [0.05, 0.06], "discipline": "fcfs"}]}
     cases = [{"station.q.demand": [0.2, d]} for d in (0.2, 0.25, 2.0, 4.0)]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = run_sweep(doc, cases, progress=False)
     expected = []
     for case in cases:
-        one = {**doc, "station": [{**doc["station"][0], "demand": case["station.q.demand"]}, doc["station"][1]]}
+        one = {**doc, "station": [{**doc["station"][0], "demand": case["station.q.demand"]}, *doc["station"][1:]]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected.append(solve(network_from_dict(one), "auto").accuracy.startswith("unreliable"))

@@ -1,0 +1,557 @@
+"""Non-product-form stations solved as one Markov chain against the flow-equivalent
+server of the rest of the network (``method="decomposition"``).
+
+A closed network whose stations are product form except a few single-server queues
+(preemptive-resume priority, FCFS with class-dependent demands; exponential service) is
+split in two:
+
+* the **block**: the stations that are not product form, kept whole as a continuous-time
+  Markov chain; its state is the number of customers of each class at each block station
+  and, at each priority level shared by several classes, the class of the customer first
+  in line there (the level's head, who is served, or resumes after a preemption);
+* the **complement**: the other stations and the terminals, replaced by one flow-equivalent
+  server whose class-c departure rate, when the complement holds the population vector m,
+  is X_c(m), the throughput of the complement solved alone (shorted) with population m
+  by exact MVA over the whole lattice (:func:`mva.exact._closed_lattice`).
+
+This is Norton's theorem for queueing networks (K. M. Chandy, U. Herzog and L. Woo,
+"Parametric analysis of queueing networks", IBM J. Res. Dev. 19(1):36-42, 1975; its
+multi-class form is exact for product-form networks) used as the decomposition of
+P. J. Courtois, *Decomposability: Queueing and Computer System Applications*, Academic
+Press, 1977, and of the flow-equivalent methods surveyed by B. Baynat and Y. Dallery, "A
+unified view of product-form approximation techniques for general closed queueing
+networks", Performance Evaluation 18(3):205-224, 1993: the block is solved exactly, the
+approximation is only in treating the complement's departures as depending on its
+population alone.  Where the whole network is product form the answer is exact.
+
+The chain then **grows**: it takes in product-form stations (queues before delays, the
+largest demand first) one at a time while the block stays one run of every class's
+route and the chain within :data:`GROWTH_STATES`; the more of the network the chain holds,
+the less is left to the flow-equivalent server, and with only the terminals left
+(m_c customers thinking leave at rate m_c / Z_c) it is exact.  The move of the class
+throughputs when the last station was taken in estimates what the flow-equivalent server
+still costs: above :data:`SPREAD_LIMIT` the result says ``unreliable:``.
+
+Two further approximations, both exact in some cases:
+
+* Within a level shared by several classes service is FCFS.  The chain keeps only the
+  head's class; when the head leaves, the next head is drawn in proportion to the
+  classes' numbers waiting at that level.  That is exact when the classes of the level
+  have equal demands (the FCFS order is then uniform given the numbers, BCMP) and while
+  at most two customers are at the level; otherwise it approximates the order.
+* Each class visits the stations in file order (as the simulation does,
+  :mod:`mva.simulation`); the block's stations must follow one another in every class's
+  route (a customer leaving one block station goes straight to the next or to the
+  complement), otherwise the method refuses the network.  A class with no demand
+  outside the block and no think time goes round the block.
+
+Measures: a class's throughput is the rate at which it leaves its last block station
+(for a class that never enters the block, the complement's rate averaged over pi, the
+chain's stationary distribution); queue lengths at block stations from pi; at complement
+stations the complement's own MVA queue lengths at population N - n, averaged over pi;
+residence times by Little's law; utilisation at block queues the chain's busy
+probability (a test checks it against the utilisation law).
+
+Cost: the chain has prod_c C(N_c + B, B) count states (B block stations visited by the
+class) times the head options before inconsistent heads are dropped (typically 2-10
+times fewer remain); :data:`STATE_LIMIT` bounds it.  Networks beyond it, with
+non-exponential service, multi-server block stations, open classes, or stations outside
+the block other than single-server queues and delays are refused with the reason
+(``auto`` then uses the non-product-form MVA of :mod:`mva.nonproduct`).
+
+Choices (the growth budget, the 2% limit, not flagging a chain that cannot grow) were
+made on the tuning networks of ``benchmarks/accuracy_nonproduct.py`` (seed 2036, 60 of
+each kind); measured on held-out seed 7036 (300 of each kind): see ``docs/guide.md``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .errors import ModelError, NumericalWarning
+from .exact import _closed_lattice
+from .network import Network
+from .plan import SolverPlan
+from .result import Result
+
+__all__ = ["decomposition", "decomposition_refusal", "chain_states", "STATE_LIMIT"]
+
+#: Largest Markov chain the method builds, in states before the heads are checked
+#: (:func:`chain_states`; memory about 500 bytes each): 1,750,000 (440,000 once
+#: checked) took 4 s and 1 GB here.
+STATE_LIMIT = 2_000_000
+#: Largest chain (states before heads are checked) the method grows to by taking in
+#: product-form stations (module notes): such chains solve in under a second here.
+GROWTH_STATES = 400_000
+#: Chains up to this size are solved directly (sparse LU), larger ones iteratively.
+DIRECT_LIMIT = 5_000
+#: Largest residual max|pi Q| / max rate accepted as converged.
+RESIDUAL_LIMIT = 1e-9
+#: Largest move of a class throughput, when the chain takes in one station more, before
+#: a result is flagged unreliable (chosen on tuning networks: module notes; there it
+#: flagged the two results more than 5% off that could grow, and none within 5%).
+SPREAD_LIMIT = 0.02
+#: Rounds of each iterative solver (BiCGSTAB: 200 iterations; GMRES: one restart of 100)
+#: before the residual is reported as it is.
+SOLVER_ROUNDS = 10
+
+
+class DecompositionRefused(ModelError):
+    """The network is outside what :func:`decomposition` solves (the reason says why)."""
+
+
+def _block(network: Network, plan: SolverPlan):
+    """Block stations, or the reason the network cannot be decomposed."""
+    if not plan.all_closed:
+        return "it has open classes"
+    block = [int(k) for k in np.flatnonzero(plan.backlog)]
+    if not block:
+        return "every station is product form (exact MVA solves it)"
+    for k in block:
+        s = network.stations[k]
+        if s.kind != "queue" or plan.residual[k] != 0.0:
+            return f"{s.name} is not a single-server queue with exponential service"
+    for k, s in enumerate(network.stations):
+        if k not in block and s.kind not in ("queue", "delay"):
+            return f"{s.name} is a {s.kind} station (the complement takes single-server queues and delays)"
+    return block
+
+
+def _routes(network: Network, plan: SolverPlan, block: list[int]):
+    """Per class: the position in ``block`` of the first block station it visits and of
+    the last (-1: none), and the next block position after each (-1: back to the
+    complement); or the reason the block is not one run of every class's route.  A class
+    that never leaves the block (no demand outside it, no think time) goes round it: its
+    last station's next is its first."""
+    demand = plan.closed_demand
+    B, C = len(block), demand.shape[1]
+    first = np.full(C, -1, dtype=np.int64)
+    last = np.full(C, -1, dtype=np.int64)
+    nxt = np.full((B, C), -1, dtype=np.int64)
+    outside = np.ones(demand.shape[0], dtype=bool)
+    outside[block] = False
+    for c in range(C):
+        route = [k for k in range(demand.shape[0]) if demand[k, c] > 0]
+        inside = [k for k in route if k in block]
+        if not inside:
+            continue
+        loop = not (demand[outside, c] > 0).any() and plan.think[c] == 0
+        # cyclic route: the terminals (think time) sit between the last station and the first
+        cycle = route + (["think"] if plan.think[c] > 0 else [])
+        marks = [k in block for k in cycle]
+        starts = [i for i in range(len(cycle)) if marks[i] and not marks[i - 1]]
+        if loop:
+            starts = [0]
+        elif len(starts) != 1:
+            return (f"class {network.classes[c]} visits other stations between "
+                    f"{' and '.join(network.stations[k].name for k in inside)}")
+        run = [cycle[(starts[0] + j) % len(cycle)] for j in range(len(inside))]
+        first[c], last[c] = block.index(run[0]), block.index(run[-1])
+        for a, b in itertools.pairwise(run + ([run[0]] if loop else [])):
+            nxt[block.index(a), c] = block.index(b)
+    return first, last, nxt
+
+
+def _shared_levels(plan: SolverPlan, block: list[int]):
+    """(block position, classes) of every priority level shared by several visiting classes
+    (an FCFS station with class-dependent demands is one level)."""
+    shared = []
+    for b, k in enumerate(block):
+        if not plan.backlog[k]:
+            continue
+        visiting = np.flatnonzero(plan.closed_demand[k] > 0)
+        for level in np.unique(plan.closed_level[k, visiting]):
+            classes = visiting[plan.closed_level[k, visiting] == level]
+            if len(classes) > 1:
+                shared.append((b, classes))
+    return shared
+
+
+def _states(plan: SolverPlan, block: list[int]) -> int:
+    """States of the chain of ``block`` before heads are checked: per class, the ways to
+    place up to N_c customers on the block stations it visits, times the head options."""
+    counts = math.prod(math.comb(int(n) + int((plan.closed_demand[block, c] > 0).sum()),
+                                 int((plan.closed_demand[block, c] > 0).sum()))
+                       for c, n in enumerate(plan.population))
+    return counts * math.prod(len(classes) + 1 for _, classes in _shared_levels(plan, block))
+
+
+def _grown(network: Network, plan: SolverPlan, block: list[int], max_states: int) -> list[list[int]]:
+    """``block``, then blocks with one product-form station more each, as long as the
+    chain stays within ``max_states`` and the block one run of every class's route.  The
+    station taken in is the queue with the largest demand that keeps the run (delays
+    last: they do not queue)."""
+    blocks = [block]
+    while True:
+        candidates = [k for k in range(len(network.stations)) if k not in blocks[-1]]
+        candidates.sort(key=lambda k: (network.stations[k].kind == "queue", plan.closed_demand[k].sum()),
+                        reverse=True)
+        for k in candidates:
+            bigger = sorted([*blocks[-1], k])
+            if not isinstance(_routes(network, plan, bigger), str) and _states(plan, bigger) <= max_states:
+                blocks.append(bigger)
+                break
+        else:
+            return blocks
+
+
+def chain_states(network: Network) -> int:
+    """Number of states (before heads are checked: count states times head combinations)
+    of the smallest chain :func:`decomposition` builds, the one of the non-product-form
+    stations alone: what :data:`STATE_LIMIT` is compared with; 0 when the network cannot
+    be decomposed."""
+    plan = SolverPlan.of(network)
+    block = _block(network, plan)
+    return 0 if isinstance(block, str) else _states(plan, block)
+
+
+def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> str | None:
+    """Why :func:`decomposition` would refuse ``network``, or None when it solves it."""
+    plan = SolverPlan.of(network)
+    block = _block(network, plan)
+    if isinstance(block, str):
+        return block
+    routes = _routes(network, plan, block)
+    if isinstance(routes, str):
+        return routes
+    size = _states(plan, block)
+    if size > max_states:
+        return f"its Markov chain would have {size:,} states (limit {max_states:,})"
+    return None
+
+
+def _complement_lattice(network: Network, plan: SolverPlan, block: list[int], looping):
+    """Throughput X_c(m) (L, C) and per-class queue lengths Q_kc(m) (L, K, C) of the
+    complement (the stations outside ``block``, with the terminals) at every population
+    vector m <= N (mixed radix, class 0 fastest), by exact MVA.  Classes ``looping`` never
+    leave the block (m_c is always 0 for them): a think time of 1 stands in for their
+    missing one so that the complement is a valid network."""
+    keep = [k for k in range(len(network.stations)) if k not in block]
+    N = plan.population
+    strides = np.cumprod(np.r_[1, N[:-1] + 1])
+    points = np.stack(np.unravel_index(np.arange(int(np.prod(N + 1))), tuple(N + 1), order="F"), axis=1)
+    think = np.where(looping, 1.0, plan.think)
+    if keep:
+        rest = network.replace(stations=[network.stations[k] for k in keep], think_time=think.tolist())
+        throughput = _closed_lattice(SolverPlan.of(rest))[0][0]
+    else:   # the terminals alone: m_c customers thinking leave at rate m_c / Z_c
+        throughput = points / think[None, :]
+    demand = plan.closed_demand[keep]
+    is_delay = np.array([network.stations[k].kind == "delay" for k in keep], dtype=bool)
+    total = points.sum(axis=1)
+    queue = np.zeros((len(throughput), len(keep), len(N)))
+    # Q_kc(m) = X_c(m) R_kc(m), R_kc(m) = D_kc (1 + Q_k(m - e_c)) at a queue, D_kc at a
+    # delay (the MVA recursion, Reiser & Lavenberg 1980), one total population at a time
+    for t in range(1, int(total.max(initial=0)) + 1):
+        at = np.flatnonzero(total == t)
+        for c in range(len(N)):
+            here = at[points[at, c] > 0]
+            before = queue[here - strides[c]].sum(axis=2)
+            residence = demand[None, :, c] * np.where(is_delay[None, :], 1.0, 1.0 + before)
+            queue[here, :, c] = throughput[here, c][:, None] * residence
+    return throughput, queue, strides
+
+
+def decomposition(network: Network, max_states: int = STATE_LIMIT) -> Result:
+    """Solve a closed network whose non-product-form stations (priority, FCFS with
+    class-dependent demands) form one Markov chain against the flow-equivalent server of
+    the rest (module notes).
+
+    Parameters
+    ----------
+    network : Network
+        Closed classes; the stations that are not product form are single-server queues
+        with exponential service that follow one another in every class's route; the
+        others single-server queues and delays.
+    max_states : int, default :data:`STATE_LIMIT`
+        Largest chain to build (states before heads are checked, :func:`chain_states`);
+        memory grows by about 500 bytes a state.
+
+    Returns
+    -------
+    Result
+        ``method="decomposition"``; ``extras["states"]`` the chain's size.
+
+    Raises
+    ------
+    ModelError
+        The network is outside the method (the message says why; see
+        :func:`decomposition_refusal`).
+    """
+    start = time.perf_counter()
+    if isinstance(max_states, bool) or not isinstance(max_states, (int, np.integer)) or max_states < 1:
+        raise ModelError("max_states", f"must be an integer >= 1, got {max_states!r}")
+    why = decomposition_refusal(network, max_states)
+    if why is not None:
+        raise DecompositionRefused("method", f"decomposition cannot solve this network: {why}")
+    plan = SolverPlan.of(network)
+    blocks = _grown(network, plan, _block(network, plan), min(max_states, GROWTH_STATES))
+    answer = _solve_block(network, plan, blocks[-1])
+    pi, residual = answer["pi"], answer["residual"]
+    names = [network.stations[k].name for k in blocks[-1]]
+    accuracy = (f"approximate: {'; '.join(plan.non_product)} not product form, solved by decomposition "
+                f"(mva.decomposition: {', '.join(names)} as one Markov chain")
+    spread = 0.0
+    if answer["exact_rest"]:
+        accuracy += " against the terminals: exact but for the FCFS order within shared levels)"
+    else:
+        # what the flow-equivalent server costs: the move of the class throughputs when the
+        # chain takes in one station more (the last one taken in)
+        if len(blocks) > 1:
+            smaller = _solve_block(network, plan, blocks[-2])["throughput"]
+            spread = float(np.max(np.abs(smaller / answer["throughput"] - 1)))
+            accuracy += (f" against the flow-equivalent server of the rest; taking in "
+                         f"{network.stations[sorted(set(blocks[-1]) - set(blocks[-2]))[0]].name} moved the "
+                         f"class throughputs by {100 * spread:.2g}%)")
+        else:
+            # not flagged: on the tuning networks every such result was within 5% of a
+            # simulation that pinned the classes down (module notes)
+            accuracy += (" against the flow-equivalent server of the rest; no station more fits the chain, so its "
+                         "error is not estimated)")
+    message = ""
+    if not residual <= RESIDUAL_LIMIT:   # NaN too
+        message = (f"the Markov chain's stationary equations were solved only to a residual of {residual:.2g} "
+                   f"(limit {RESIDUAL_LIMIT:g})")
+        accuracy = f"unreliable: {message}; {accuracy}"
+        warnings.warn(f"decomposition: {message}", NumericalWarning, stacklevel=2)
+    elif spread > SPREAD_LIMIT:
+        doubt = (f"unreliable: taking one station more into the Markov chain moved the class throughputs by "
+                 f"{100 * spread:.3g}% (limit {100 * SPREAD_LIMIT:g}%): simulate it (--method simulation)")
+        accuracy = f"{doubt}; {accuracy}"
+        warnings.warn(f"decomposition: {doubt}", NumericalWarning, stacklevel=2)
+    return Result(method="decomposition", classes=network.classes, stations=network.station_names,
+                  throughput=answer["throughput"], response_time=answer["residence"].sum(axis=0),
+                  residence_time=answer["residence"], queue_length=answer["queue"],
+                  utilization=answer["utilization"], solve_seconds=time.perf_counter() - start,
+                  converged=residual <= RESIDUAL_LIMIT, message=message, accuracy=accuracy,
+                  extras={"states": len(pi), "residual": residual, "chain": names, "spread": spread})
+
+
+def _solve_block(network: Network, plan: SolverPlan, block: list[int]) -> dict:
+    """The measures of the network with ``block`` as the chain (module notes)."""
+    first, last, nxt = _routes(network, plan, block)
+    looping = (last >= 0) & (nxt[last, np.arange(len(last))] >= 0)
+    x_comp, q_comp, lattice_strides = _complement_lattice(network, plan, block, looping)
+    chain = _Chain(network, plan, block, first, last, nxt, x_comp, lattice_strides)
+    pi, residual = chain.stationary()
+    outside = plan.population[None, :] - chain.n.sum(axis=1)     # (S, C) customers in the complement
+    point = outside @ lattice_strides
+    # a class that visits the block completes an interaction as it leaves its last block
+    # station; the others at the complement's rate
+    throughput = np.where(first >= 0, pi @ chain.exit_rate, pi @ x_comp[point])
+    M, C = plan.closed_demand.shape
+    queue = np.zeros((M, C))
+    queue[block] = np.einsum("s,sbc->bc", pi, chain.n)
+    keep = [k for k in range(M) if k not in block]
+    queue[keep] = np.einsum("s,skc->kc", pi, q_comp[point])
+    residence = np.divide(queue, throughput[None, :], out=np.zeros_like(queue), where=throughput[None, :] > 0)
+    # block queues: the chain's busy probability (the utilisation law X_c D_kc holds
+    # when the chain is right: a test checks it); elsewhere the utilisation law
+    utilization = plan.closed_demand * throughput[None, :]
+    queues = [b for b, k in enumerate(block) if network.stations[k].kind == "queue"]
+    utilization[np.asarray(block)[queues]] = np.einsum("s,sbc->bc", pi, chain.serving[:, queues])
+    return {"pi": pi, "residual": residual, "throughput": throughput, "queue": queue, "residence": residence,
+            "utilization": utilization, "exact_rest": not keep}
+
+
+class _Chain:
+    """The block's continuous-time Markov chain (module notes): states, generator,
+    stationary distribution.
+
+    A state is, per class, the tuple of its numbers at the block stations (``which``:
+    its index among the class's tuples) and, per shared level, the head option (0: the
+    level is empty; i: the level's i-th class).  ``n`` (S, B, C) holds the numbers."""
+
+    def __init__(self, network, plan, block, first, last, nxt, x_comp, lattice_strides):
+        self.demand = plan.closed_demand[block]                    # (B, C)
+        self.nxt, self.last = nxt, last
+        self.shared = _shared_levels(plan, block)
+        self._enumerate(plan.population, last, nxt)
+        S, B, C = self.n.shape
+        self.rows, self.cols, self.rates = [], [], []
+        # the share of a server (a customer at a delay) each class has, for the utilisation
+        self.serving = np.zeros(self.n.shape)
+        self.exit_rate = np.zeros((S, C))   # rate at which each state completes class-c interactions
+        outside = plan.population[None, :] - self.n.sum(axis=1)
+        point = outside @ lattice_strides
+        # arrivals from the complement at each class's first block station
+        for c in range(C):
+            if first[c] < 0 or nxt[last[c], c] >= 0:
+                continue
+            keep = outside[:, c] > 0
+            which, heads, n = self.which[keep].copy(), self.heads[keep].copy(), self.n[keep].copy()
+            self._join(which, heads, n, first[c], c)
+            self._add(np.flatnonzero(keep), which, heads, x_comp[point[keep], c])
+        # service completions: a product-form station shares its server (PS, or FCFS with
+        # one demand, whose numbers behave alike, BCMP) or serves everyone (delay); at a
+        # priority or FCFS station the top level present is served, its head if shared
+        for b, k in enumerate(block):
+            if plan.backlog[k]:
+                self._level_services(b, plan.closed_level[k])
+            else:
+                self._shared_services(b, network.stations[k].kind == "delay")
+        rows, cols, rates = np.concatenate(self.rows), np.concatenate(self.cols), np.concatenate(self.rates)
+        if (cols < 0).any():   # pragma: no cover - a state outside the enumeration is a bug
+            raise AssertionError("decomposition: a transition leaves the state space")
+        self.generator = sp.csr_matrix((rates, (rows, cols)), shape=(S, S))
+
+    def _enumerate(self, N, last, nxt):
+        """Every consistent state: ``n``, ``which``, ``heads`` and the code -> state ``index``."""
+        B, C = self.demand.shape
+        visits = self.demand > 0
+        # per class: the count tuples (n_bc over the block) with sum <= N_c, zero where c never goes
+        tuples, self.lookup = [], []
+        for c in range(C):
+            grid = np.array(list(itertools.product(range(N[c] + 1), repeat=B)), dtype=np.int64).reshape(-1, B)
+            looping = last[c] >= 0 and nxt[last[c], c] >= 0     # never leaves: all its customers are here
+            grid = grid[(grid.sum(axis=1) == N[c] if looping else grid.sum(axis=1) <= N[c])
+                        & np.all((grid == 0) | visits[:, c], axis=1)]
+            table = np.full((N[c] + 1,) * B, -1, dtype=np.int64)
+            table[tuple(grid.T)] = np.arange(len(grid))
+            tuples.append(grid)
+            self.lookup.append(table)
+        sizes = np.array([len(t) for t in tuples])
+        self.count_strides = np.cumprod(np.r_[1, sizes])[:-1]
+        head_sizes = np.array([len(classes) + 1 for _, classes in self.shared], dtype=np.int64)
+        self.head_strides = np.cumprod(np.r_[1, head_sizes])[:-1].astype(np.int64)
+        self.H = int(head_sizes.prod())
+        total = int(sizes.prod()) * self.H
+        code = np.arange(total, dtype=np.int64)
+        count_code, head_code = code // self.H, code % self.H
+        which = np.stack([(count_code // self.count_strides[c]) % sizes[c] for c in range(C)], axis=1)
+        n = np.stack([tuples[c][which[:, c]] for c in range(C)], axis=2)      # (S, B, C)
+        heads = np.stack([(head_code // self.head_strides[j]) % head_sizes[j] for j in range(len(self.shared))],
+                         axis=1) if self.shared else np.zeros((total, 0), dtype=np.int64)
+        # head option 0 needs an empty level; option i its class present
+        valid = np.ones(total, dtype=bool)
+        for j, (b, classes) in enumerate(self.shared):
+            at_level = n[:, b, classes].sum(axis=1)
+            chosen = np.where(heads[:, j] > 0, classes[np.maximum(heads[:, j] - 1, 0)], -1)
+            present = np.take_along_axis(n[:, b, :], np.maximum(chosen, 0)[:, None], axis=1)[:, 0] > 0
+            valid &= np.where(heads[:, j] == 0, at_level == 0, present)
+        self.n, self.heads, self.which = n[valid], heads[valid], which[valid]
+        self.index = np.full(total, -1, dtype=np.int64)
+        self.index[valid] = np.arange(int(valid.sum()))
+
+    def _add(self, rows, which, heads, rates):
+        """Transitions from states ``rows`` to the states (``which``, ``heads``) at ``rates``."""
+        self.rows.append(rows)
+        self.cols.append(self.index[(which @ self.count_strides) * self.H + heads @ self.head_strides])
+        self.rates.append(np.broadcast_to(rates, rows.shape))
+
+    def _join(self, which, heads, n, b, c):
+        """Class c joins block station b (in place): its count tuple moves, and it becomes
+        the head of its level there if the level was empty."""
+        for j, (jb, classes) in enumerate(self.shared):
+            if jb == b and c in classes:
+                heads[heads[:, j] == 0, j] = int(np.flatnonzero(classes == c)[0]) + 1
+        n[:, b, c] += 1
+        which[:, c] = self.lookup[c][tuple(n[:, :, c].T)]
+
+    def _leave(self, idx, b, c):
+        """States ``idx`` after a class-c customer finishes at block station b: one fewer
+        there, and one more at its next block station if it has one."""
+        which, heads, n = self.which[idx].copy(), self.heads[idx].copy(), self.n[idx].copy()
+        n[:, b, c] -= 1
+        which[:, c] = self.lookup[c][tuple(n[:, :, c].T)]
+        if self.nxt[b, c] >= 0:
+            self._join(which, heads, n, self.nxt[b, c], c)
+        return which, heads, n
+
+    def _shared_services(self, b, is_delay):
+        """Completions at a product-form station: class c at rate (its share) / D_c."""
+        here = self.n[:, b, :]
+        share = here if is_delay else here / np.maximum(here.sum(axis=1), 1)[:, None]
+        self.serving[:, b, :] = share
+        for c in np.flatnonzero(self.demand[b] > 0):
+            idx = np.flatnonzero(here[:, c] > 0)
+            rate = share[idx, c] / self.demand[b, c]
+            self._add(idx, *self._leave(idx, b, c)[:2], rate)
+            if b == self.last[c]:
+                self.exit_rate[idx, c] = rate
+
+    def _level_services(self, b, level):
+        """Completions at a priority or FCFS station: the top level present is served (its
+        head if several classes share it), at rate 1 / D_c; a shared level's next head is
+        drawn in proportion to the classes waiting there."""
+        present = self.n[:, b, :] > 0
+        top = np.where(present, level[None, :], np.iinfo(np.int64).max).min(axis=1)
+        for c in np.flatnonzero(self.demand[b] > 0):
+            serving = present[:, c] & (top == level[c])
+            shared = [(j, classes) for j, (jb, classes) in enumerate(self.shared) if jb == b and c in classes]
+            if shared:
+                j, classes = shared[0]
+                serving &= self.heads[:, j] == int(np.flatnonzero(classes == c)[0]) + 1
+            self.serving[:, b, c] = serving
+            idx = np.flatnonzero(serving)
+            if not len(idx):
+                continue
+            which, heads, n = self._leave(idx, b, c)
+            rate = 1.0 / self.demand[b, c]
+            if b == self.last[c]:
+                self.exit_rate[idx, c] = rate
+            if not shared:
+                self._add(idx, which, heads, rate)
+                continue
+            waiting = n[:, b, classes]
+            left = waiting.sum(axis=1)
+            for option in range(len(classes) + 1):    # 0: the level is left empty
+                keep = left == 0 if option == 0 else waiting[:, option - 1] > 0
+                if keep.any():
+                    h = heads[keep].copy()
+                    h[:, j] = option
+                    share = 1.0 if option == 0 else waiting[keep, option - 1] / left[keep]
+                    self._add(idx[keep], which[keep], h, rate * share)
+
+    def stationary(self) -> tuple[np.ndarray, float]:
+        """pi with pi Q = 0 and sum(pi) = 1, and the residual max|pi Q| / max rate.
+
+        pi_0 is fixed to 1 and the other balance equations solved (the generator without
+        state 0's row and column is nonsingular for an irreducible chain): directly for
+        small chains, else iteratively (a direct solve of 14,000-35,000 states took 10-100 s
+        from fill-in), until the residual is below RESIDUAL_LIMIT / 1000 or
+        :data:`SOLVER_ROUNDS` have run."""
+        out = np.asarray(self.generator.sum(axis=1)).ravel()
+        q = (self.generator - sp.diags(out)).T.tocsr()
+        S = q.shape[0]
+        if S == 1:
+            return np.ones(1), 0.0
+        inner = q[1:, 1:].tocsc()
+        rhs = -q[1:, 0].toarray().ravel()
+        if S <= DIRECT_LIMIT:
+            return _normalised(spla.spsolve(inner, rhs), q, out)
+        # The iterative solvers' own stopping tests are relative to the right-hand side,
+        # which a chain whose state 0 is rare makes tiny; the test that matters is the
+        # balance residual.  BiCGSTAB with a diagonal preconditioner first (0.04-3 s on
+        # 30,000-440,000 states where ILU-preconditioned GMRES took 0.1-5 s, Jacobi GMRES
+        # stalled); ILU and GMRES where it does not settle.
+        diagonal = inner.diagonal()
+        jacobi = spla.LinearOperator(inner.shape, lambda v: v / diagonal)
+        rest = None
+        for _ in range(SOLVER_ROUNDS):
+            rest, _ = spla.bicgstab(inner, rhs, x0=rest, M=jacobi, rtol=1e-14, maxiter=200)
+            pi, residual = _normalised(rest, q, out)
+            if residual <= RESIDUAL_LIMIT * 1e-3:
+                return pi, residual
+        ilu = spla.spilu(inner, drop_tol=1e-2, fill_factor=2, permc_spec="NATURAL")
+        preconditioner = spla.LinearOperator(inner.shape, ilu.solve)
+        rest = None if not np.all(np.isfinite(rest)) else rest
+        for _ in range(SOLVER_ROUNDS):
+            rest, _ = spla.gmres(inner, rhs, x0=rest, M=preconditioner, rtol=1e-12, restart=100, maxiter=1)
+            pi, residual = _normalised(rest, q, out)
+            if residual <= RESIDUAL_LIMIT * 1e-3:
+                break
+        return pi, residual
+
+
+def _normalised(rest, q, out):
+    """pi from the solution with pi_0 = 1, and its balance residual max|pi Q| / max rate."""
+    pi = np.maximum(np.r_[1.0, rest], 0.0)
+    pi /= pi.sum()
+    return pi, float(np.abs(q @ pi).max() / max(out.max(), np.finfo(float).tiny))

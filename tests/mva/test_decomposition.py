@@ -1,0 +1,153 @@
+"""Decomposition (mva.decomposition): the non-product-form stations as one Markov chain
+against the flow-equivalent server of the rest.
+
+Independent checks: the whole network's continuous-time Markov chain
+(tests/references/reference_ctmc.py, no code shared with mva) where the decomposition is
+exact (the rest is the terminals alone, and no level holds more than two customers) and
+where it is not; the utilisation law and Little's law, which the chain's probabilities
+must obey whatever its rates (hypothesis)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mva import ModelError, Network, Station, solve
+from mva.decomposition import chain_states, decomposition_refusal
+from references.reference_ctmc import solve_closed
+
+
+def _net(stations, population, think):
+    """A Network from reference_ctmc's station tuples (same routes: file order)."""
+    out = []
+    for k, s in enumerate(stations):
+        if s[0] == "priority":
+            out.append(Station(f"s{k}", "queue", s[1], discipline="priority", priority=s[2]))
+        elif s[0] == "fcfs":
+            out.append(Station(f"s{k}", "queue", s[1], discipline="fcfs"))
+        else:
+            out.append(Station(f"s{k}", "queue" if s[0] == "ps" else "delay", s[1]))
+    return Network(out, population=population, think_time=think)
+
+
+@pytest.mark.parametrize("stations, population", [
+    ([("priority", [0.2, 0.5], [0, 1])], [2, 3]),
+    ([("priority", [0.2, 0.5], [1, 0])], [3, 2]),
+    ([("priority", [0.3, 0.2, 0.6], [0, 1, 1])], [2, 1, 1]),            # a shared level, at most two there
+    ([("priority", [0.2, 0.5], [0, 1]), ("fcfs", [0.3, 0.15])], [1, 1]),  # two stations in one chain
+    ([("fcfs", [0.1, 0.6]), ("priority", [0.4, 0.2], [1, 0])], [1, 1]),
+])
+def test_exact_where_the_rest_is_the_terminals(stations, population):
+    """With only terminals outside the block the flow-equivalent server is exact (m_c
+    customers thinking leave at rate m_c / Z_c), and with at most two customers at a shared
+    level so is the head's rule: the chain's answer is the whole network's."""
+    think = [1.0, 2.0, 1.5][:len(population)]
+    exact, queue = solve_closed(stations, population, think)
+    r = solve(_net(stations, population, think), "decomposition")
+    assert r.method == "decomposition" and r.converged
+    assert np.allclose(r.throughput, exact, rtol=1e-9)
+    assert np.allclose(r.queue_length, queue, rtol=1e-9, atol=1e-12)
+
+
+def test_close_to_the_markov_chain_where_the_rest_queues():
+    """With a queue outside the block the flow-equivalent server is an approximation:
+    within 1% of the whole network's chain here, where the non-product-form MVA misses by
+    more."""
+    stations = [("priority", [0.2, 0.5], [1, 0]), ("fcfs", [0.3, 0.15]), ("ps", [0.25, 0.3])]
+    population, think = [2, 3], [1.0, 2.0]
+    exact, _ = solve_closed(stations, population, think)
+    net = _net(stations, population, think)
+    r = solve(net, "auto")
+    assert r.method == "decomposition" and "mva.decomposition" in r.accuracy
+    error = np.max(np.abs(r.throughput / exact - 1))
+    assert error < 0.01, (r.throughput, exact)
+    assert np.max(np.abs(solve(net, "linearizer").throughput / exact - 1)) > error
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.05, 1.0), min_size=3, max_size=3), st.lists(st.integers(0, 2), min_size=3, max_size=3),
+       st.lists(st.floats(0.05, 1.0), min_size=3, max_size=3), st.lists(st.integers(1, 4), min_size=3, max_size=3),
+       st.lists(st.one_of(st.just(0.0), st.floats(0.05, 3.0)), min_size=3, max_size=3))
+def test_the_chain_obeys_the_utilisation_and_littles_laws(prio, levels, fcfs, population, think):
+    """Whatever the rates: each block station's busy probability per class (from the
+    chain) is X_c D_kc (utilisation law), no station is busier than 1, and every class's
+    customers are somewhere (sum of queue lengths plus X_c Z_c is N_c, Little's law)."""
+    net = Network([Station("p", "queue", prio, discipline="priority", priority=levels),
+                   Station("f", "queue", fcfs, discipline="fcfs"),
+                   Station("d", "queue", [0.3, 0.1, 0.2]), Station("z", "delay", [0.5, 0.5, 0.5])],
+                  population=population, think_time=think)
+    if decomposition_refusal(net) is not None:   # e.g. one level and equal demands: product form
+        return
+    r = solve(net, "decomposition")
+    assert r.converged
+    assert np.all(r.throughput > 0)
+    assert np.allclose(r.utilization, net.demands * r.throughput[None, :], rtol=1e-7, atol=1e-10)
+    assert r.station_utilization()[:3].max() <= 1 + 1e-9
+    assert np.allclose(r.queue_length.sum(axis=0) + r.throughput * np.asarray(think), population, rtol=1e-7)
+    assert np.all(r.residence_time[:2] >= net.demands[:2] * (1 - 1e-9))
+
+
+def test_refusals_name_the_reason_and_auto_falls_back():
+    """A class that visits a product-form station between two block stations cannot be
+    decomposed this way: the method refuses naming why, auto runs the non-product-form MVA."""
+    stations = [Station("p", "queue", [0.2, 0.5], discipline="priority", priority=[0, 1]),
+                Station("d", "queue", [0.3, 0.1]),
+                Station("f", "queue", [0.1, 0.6], discipline="fcfs")]
+    net = Network(stations, population=[2, 2], think_time=[1.0, 1.0])
+    assert "visits other stations between" in decomposition_refusal(net)
+    with pytest.raises(ModelError, match="decomposition cannot solve this network: class") as info:
+        solve(net, "decomposition")
+    assert info.value.field == "method"
+    r = solve(net, "auto")
+    assert r.method == "linearizer" and "decomposition does not apply" in r.extras["auto"]
+    scv = Network([Station("p", "queue", [0.2, 0.5], discipline="fcfs", scv=4.0)], population=[1, 1],
+                  think_time=[1.0, 1.0])
+    assert "exponential" in decomposition_refusal(scv)
+    big = Network([Station("p", "queue", [0.2, 0.5, 0.1], discipline="priority", priority=[0, 1, 2]),
+                   Station("f", "queue", [0.1, 0.6, 0.3], discipline="fcfs"), Station("d", "queue", [0.3, 0.1, 0.2])],
+                  population=[60, 60, 60])
+    assert chain_states(big) > 2_000_000 and "states" in decomposition_refusal(big)
+    with pytest.raises(ModelError, match="max_states: must be an integer >= 1, got 0"):
+        solve(net, "decomposition", max_states=0)
+    assert solve(big, "auto").method == "linearizer"
+
+
+def test_the_iterative_solvers_agree_with_the_direct_one(monkeypatch):
+    """Large chains are solved iteratively (BiCGSTAB, then ILU-preconditioned GMRES where
+    it does not settle): forced onto each path, the same stationary answer as the direct
+    sparse solve, and a residual reported."""
+    import sys
+
+    module = sys.modules["mva.decomposition"]
+    net = Network([Station("p", "queue", [0.2, 0.5, 0.3], discipline="priority", priority=[0, 1, 1]),
+                   Station("f", "queue", [0.1, 0.6, 0.2], discipline="fcfs"), Station("d", "queue", [0.3, 0.1, 0.2])],
+                  population=[3, 2, 2], think_time=[1.0, 0.5, 0.0])
+    direct = solve(net, "decomposition")
+    monkeypatch.setattr(module, "DIRECT_LIMIT", 0)
+    iterative = solve(net, "decomposition")
+    assert iterative.converged and iterative.extras["residual"] <= 1e-12
+    assert np.allclose(iterative.throughput, direct.throughput, rtol=1e-9)
+    assert np.allclose(iterative.queue_length, direct.queue_length, rtol=1e-8, atol=1e-12)
+
+    def stalled(a, b, x0=None, **_):
+        return np.zeros_like(b), 1
+
+    monkeypatch.setattr(module.spla, "bicgstab", stalled)
+    fallback = solve(net, "decomposition")
+    assert fallback.converged and np.allclose(fallback.throughput, direct.throughput, rtol=1e-9)
+
+
+def test_the_chain_grows_and_says_what_the_flow_equivalent_server_costs():
+    """The chain takes in product-form stations while they fit; the accuracy says how
+    much the last one moved the answer, and flags the result where that exceeds the limit."""
+    net = Network([Station("p", "queue", [0.4, 0.3], discipline="priority", priority=[0, 1]),
+                   Station("d", "queue", [0.5, 0.45]), Station("e", "queue", [0.2, 0.3])],
+                  population=[3, 3], think_time=[0.5, 0.5])
+    r = solve(net, "decomposition")
+    assert r.extras["chain"] == ["p", "d", "e"]          # the whole network: the rest is the terminals
+    assert "against the terminals" in r.accuracy and r.extras["spread"] == 0.0
+    small = solve(net, "decomposition", max_states=200)
+    assert small.extras["chain"] != r.extras["chain"] and 0 < small.extras["spread"]
+    assert ("moved the class throughputs by" in small.accuracy)
+    assert small.accuracy.startswith("unreliable") == (small.extras["spread"] > 0.02)
