@@ -89,8 +89,9 @@ STATE_LIMIT = 2_000_000
 #: Largest chain (states before heads are checked) the method grows to by taking in
 #: product-form stations (module notes): such chains solve in under a second here.
 GROWTH_STATES = 400_000
-#: Chains up to this size are solved directly (sparse LU), larger ones iteratively.
-DIRECT_LIMIT = 5_000
+#: Chains up to this size are solved directly (sparse LU), larger ones iteratively (fill-in
+#: made the direct solve of a 3,105-state chain take 63 ms, BiCGSTAB 6 ms).
+DIRECT_LIMIT = 500
 #: Largest residual max|pi Q| / max rate accepted as converged.
 RESIDUAL_LIMIT = 1e-9
 #: Largest move of a class throughput, when the chain takes in one station more, before
