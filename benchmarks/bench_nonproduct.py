@@ -9,8 +9,9 @@ class-dependent service, five PS queues and two delays: 10 stations.  Timed: one
 ``solve(net, "auto")`` (Linearizer with the non-product-form terms, plus the variant
 and Bard-Schweitzer runs that decide whether to flag the result), one Bard-Schweitzer
 solve, and ``mva.sweep.run_sweep`` over ``--cases`` values of the CPU's demand for
-class 1 (what ``mva solve --sweep`` does).  Medians over ``--repeats`` runs after a
-warm-up.
+class 1 (what ``mva solve --sweep`` does); then decomposition (``mva.decomposition``, what
+``auto`` runs where its Markov chain fits) on the priority example of ``docs/files.md``
+and on this network.  Medians over ``--repeats`` runs after a warm-up.
 """
 from __future__ import annotations
 
@@ -62,6 +63,29 @@ def main(argv=None):
     print(f"{'solve(net, schweitzer)':<44} {schweitzer_s:>10.4f}")
     print(f"{f'run_sweep over {len(cases)} cases':<44} {sweep_s:>10.3f}   {len(cases) / sweep_s:,.0f} cases/s "
           f"(target 10,000)")
+    # decomposition (what auto runs where the chain fits): docs/files.md's priority example,
+    # and the benchmark network itself, whose chain is just over auto's limit
+    example = _files_md_priority_example()
+    small_s, small = median_time(lambda: solve(example, "auto"), args.repeats)
+    big_s, big = median_time(lambda: solve(net, "decomposition", max_states=3_000_000), max(1, args.repeats // 10))
+    print(f"{'docs/files.md priority example, auto':<44} {small_s:>10.4f}   {small.method}, "
+          f"{small.extras['states']:,} states")
+    print(f"{'this network, decomposition (max_states 3e6)':<44} {big_s:>10.3f}   {big.extras['states']:,} states, "
+          f"throughputs within {100 * np.max(np.abs(big.throughput / r.throughput - 1)):.2g}% of Linearizer's")
+
+
+def _files_md_priority_example():
+    """The priority example of docs/files.md, as a Network."""
+    from mva.files import load_network
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "files.md").read_text()
+    start = text.index("```toml", text.index("A priority example")) + len("```toml")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "priority.toml"
+        path.write_text(text[start:text.index("```", start)])
+        return load_network(path)
 
 
 if __name__ == "__main__":
