@@ -45,11 +45,11 @@ STEP_SECONDS = {"one class": 2e-9, "several classes": 1e-8}
 #: Largest Linearizer work per substitution sweep over its C + 1 fixed points (station x class
 #: x capacity values x (C + 1)); measured: 2.6e6 took 0.8 s (50 classes x 1,000 stations).
 LINEARIZER_BUDGET = 5e6
-#: Largest Markov chain (states before the heads are checked, :func:`mva.decomposition.chain_states`)
-#: ``auto`` solves by decomposition: as far as the method goes, because on the tuning
-#: networks it beat Linearizer on every network of 100,000-2,000,000 states; those took
-#: 0.05-4 s (most under a second; Linearizer about 3 ms).
-DECOMPOSITION_STATES = 2_000_000
+#: Largest Markov chain (states, :func:`mva.decomposition.chain_states`) ``auto`` solves by
+#: decomposition: about a second here, the budget exact MVA gets (chains of 117,000-
+#: 228,000 states took 0.4-0.8 s; 440,000 took 4 s); ``method="decomposition"`` goes to
+#: :data:`mva.decomposition.STATE_LIMIT`.
+DECOMPOSITION_STATES = 150_000
 
 
 def choose_method(network: Network) -> tuple[str, str]:
@@ -63,7 +63,8 @@ def choose_method(network: Network) -> tuple[str, str]:
         if refusal is None:
             states = chain_states(network)
             if states <= DECOMPOSITION_STATES:
-                return "decomposition", f"{why}; its Markov chain has at most {states:,} states"
+                return "decomposition", (f"{why}; its Markov chain has {states:,} states before it takes in "
+                                         "other stations")
             refusal = f"its Markov chain would have {states:,} states (auto's limit {DECOMPOSITION_STATES:,})"
         return _approximate_choice(plan, f"{why} and decomposition does not apply ({refusal}): non-product-form "
                                          "MVA (mva.nonproduct)")

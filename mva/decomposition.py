@@ -52,16 +52,18 @@ stations the complement's own MVA queue lengths at population N - n, averaged ov
 residence times by Little's law; utilisation at block queues the chain's busy
 probability (a test checks it against the utilisation law).
 
-Cost: the chain has prod_c C(N_c + B, B) count states (B block stations visited by the
-class) times the head options before inconsistent heads are dropped (typically 2-10
-times fewer remain); :data:`STATE_LIMIT` bounds it.  Networks beyond it, with
+Cost: the chain has up to prod_c C(N_c + B, B) count states (B block stations visited by
+the class), each once per combination of head options of its shared levels
+(:func:`chain_states` counts them exactly without listing them); :data:`STATE_LIMIT`
+bounds it.  Networks beyond it, with
 non-exponential service, multi-server block stations, open classes, or stations outside
 the block other than single-server queues and delays are refused with the reason
 (``auto`` then uses the non-product-form MVA of :mod:`mva.nonproduct`).
 
 Choices (the growth budget, the 2% limit, not flagging a chain that cannot grow) were
 made on the tuning networks of ``benchmarks/accuracy_nonproduct.py`` (seed 2036, 60 of
-each kind); measured on held-out seed 7036 (300 of each kind): see ``docs/guide.md``.
+each kind); measured on held-out seed 7036 (300 of each kind; :data:`MEASURED_ACCURACY`,
+the tables in ``docs/guide.md``).
 """
 from __future__ import annotations
 
@@ -80,15 +82,18 @@ from .network import Network
 from .plan import SolverPlan
 from .result import Result
 
-__all__ = ["decomposition", "decomposition_refusal", "chain_states", "STATE_LIMIT"]
+__all__ = ["decomposition", "decomposition_refusal", "chain_states", "STATE_LIMIT", "MEASURED_ACCURACY"]
 
-#: Largest Markov chain the method builds, in states before the heads are checked
-#: (:func:`chain_states`; memory about 500 bytes each): 1,750,000 (440,000 once
-#: checked) took 4 s and 1 GB here.
-STATE_LIMIT = 2_000_000
-#: Largest chain (states before heads are checked) the method grows to by taking in
-#: product-form stations (module notes): such chains solve in under a second here.
-GROWTH_STATES = 400_000
+#: What the method's numbers are worth, measured by ``benchmarks/accuracy_nonproduct.py``
+#: against the simulation on held-out seed 7036 (rows in ``data/studies/nonproduct-7036.csv``).
+MEASURED_ACCURACY = ("on held-out random networks, class throughputs 0.44% from simulation on average with FCFS "
+                     "stations (worst 7.9%), 0.39% with priority stations (worst 5.4%)")
+#: Largest Markov chain the method builds, in states (:func:`chain_states`): 440,000
+#: took 4 s here.
+STATE_LIMIT = 500_000
+#: Largest chain the method grows to by taking in product-form stations (module notes):
+#: such chains solve in about a second here.
+GROWTH_STATES = 150_000
 #: Chains up to this size are solved directly (sparse LU), larger ones iteratively (fill-in
 #: made the direct solve of a 3,105-state chain take 63 ms, BiCGSTAB 6 ms).
 DIRECT_LIMIT = 500
@@ -174,13 +179,52 @@ def _shared_levels(plan: SolverPlan, block: list[int]):
     return shared
 
 
-def _states(plan: SolverPlan, block: list[int]) -> int:
-    """States of the chain of ``block`` before heads are checked: per class, the ways to
-    place up to N_c customers on the block stations it visits, times the head options."""
-    counts = math.prod(math.comb(int(n) + int((plan.closed_demand[block, c] > 0).sum()),
-                                 int((plan.closed_demand[block, c] > 0).sum()))
-                       for c, n in enumerate(plan.population))
-    return counts * math.prod(len(classes) + 1 for _, classes in _shared_levels(plan, block))
+def _class_tuples(population: int, visits, looping: bool) -> np.ndarray:
+    """A class's count tuples over the block (one column per block station): numbers
+    summing to at most its population (exactly, for a class that never leaves), zero at
+    the stations it does not visit."""
+    B = len(visits)
+    grid = np.array(list(itertools.product(range(population + 1), repeat=B)), dtype=np.int64).reshape(-1, B)
+    total = grid.sum(axis=1)
+    return grid[(total == population if looping else total <= population) & np.all((grid == 0) | visits, axis=1)]
+
+
+def _looping(last, nxt) -> np.ndarray:
+    """Per class: True when it never leaves the block (its last station's next is its first)."""
+    return (last >= 0) & (nxt[np.maximum(last, 0), np.arange(len(last))] >= 0)
+
+
+def _states(network: Network, plan: SolverPlan, block: list[int]) -> int:
+    """Exact number of states of the chain of ``block`` (``block`` one run of every
+    class's route): per count state, the product over shared levels of the head options
+    (1 if the level is empty, else the number of its classes present), summed without
+    listing the states: a pass over the classes carries how many partial count states
+    give each vector of numbers of classes present per shared level."""
+    known = network._derived.setdefault("chain_states", {})   # the network is immutable
+    if tuple(block) not in known:
+        known[tuple(block)] = _count_states(network, plan, block)
+    return known[tuple(block)]
+
+
+def _count_states(network: Network, plan: SolverPlan, block: list[int]) -> int:
+    """:func:`_states`, computed."""
+    visits = plan.closed_demand[block] > 0
+    _, last, nxt = _routes(network, plan, block)
+    looping = _looping(last, nxt)
+    shared = _shared_levels(plan, block)
+    ways = {(0,) * len(shared): 1}
+    for c, n in enumerate(plan.population):
+        grid = _class_tuples(int(n), visits[:, c], bool(looping[c]))
+        at = np.array([[c in classes for b, classes in shared]], dtype=bool)
+        there = (grid[:, [b for b, _ in shared]] > 0) & at if shared else np.zeros((len(grid), 0), dtype=bool)
+        steps, many = np.unique(there.astype(np.int64), axis=0, return_counts=True)
+        grown: dict[tuple, int] = {}
+        for key, count in ways.items():
+            for step, times in zip(steps.tolist(), many.tolist(), strict=True):
+                total = tuple(a + d for a, d in zip(key, step, strict=True))
+                grown[total] = grown.get(total, 0) + count * times
+        ways = grown
+    return sum(count * math.prod(max(k, 1) for k in key) for key, count in ways.items())
 
 
 def _grown(network: Network, plan: SolverPlan, block: list[int], max_states: int) -> list[list[int]]:
@@ -195,7 +239,7 @@ def _grown(network: Network, plan: SolverPlan, block: list[int], max_states: int
                         reverse=True)
         for k in candidates:
             bigger = sorted([*blocks[-1], k])
-            if not isinstance(_routes(network, plan, bigger), str) and _states(plan, bigger) <= max_states:
+            if not isinstance(_routes(network, plan, bigger), str) and _states(network, plan, bigger) <= max_states:
                 blocks.append(bigger)
                 break
         else:
@@ -203,13 +247,14 @@ def _grown(network: Network, plan: SolverPlan, block: list[int], max_states: int
 
 
 def chain_states(network: Network) -> int:
-    """Number of states (before heads are checked: count states times head combinations)
-    of the smallest chain :func:`decomposition` builds, the one of the non-product-form
-    stations alone: what :data:`STATE_LIMIT` is compared with; 0 when the network cannot
-    be decomposed."""
+    """Number of states of the smallest chain :func:`decomposition` builds, the one of the
+    non-product-form stations alone: what :data:`STATE_LIMIT` is compared with; 0 when
+    the network cannot be decomposed."""
     plan = SolverPlan.of(network)
     block = _block(network, plan)
-    return 0 if isinstance(block, str) else _states(plan, block)
+    if isinstance(block, str) or isinstance(_routes(network, plan, block), str):
+        return 0
+    return _states(network, plan, block)
 
 
 def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> str | None:
@@ -221,7 +266,7 @@ def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> st
     routes = _routes(network, plan, block)
     if isinstance(routes, str):
         return routes
-    size = _states(plan, block)
+    size = _states(network, plan, block)
     if size > max_states:
         return f"its Markov chain would have {size:,} states (limit {max_states:,})"
     return None
@@ -271,8 +316,8 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT) -> Result:
         with exponential service that follow one another in every class's route; the
         others single-server queues and delays.
     max_states : int, default :data:`STATE_LIMIT`
-        Largest chain to build (states before heads are checked, :func:`chain_states`);
-        memory grows by about 500 bytes a state.
+        Largest chain to build (states, :func:`chain_states`); memory grows by about
+        500 bytes a state, time by some 10 microseconds.
 
     Returns
     -------
@@ -297,7 +342,7 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT) -> Result:
     pi, residual = answer["pi"], answer["residual"]
     names = [network.stations[k].name for k in blocks[-1]]
     accuracy = (f"approximate: {'; '.join(plan.non_product)} not product form, solved by decomposition "
-                f"(mva.decomposition: {', '.join(names)} as one Markov chain")
+                f"({MEASURED_ACCURACY}; mva.decomposition: {', '.join(names)} as one Markov chain")
     spread = 0.0
     if answer["exact_rest"]:
         accuracy += " against the terminals: exact but for the FCFS order within shared levels)"
@@ -337,7 +382,7 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT) -> Result:
 def _solve_block(network: Network, plan: SolverPlan, block: list[int]) -> dict:
     """The measures of the network with ``block`` as the chain (module notes)."""
     first, last, nxt = _routes(network, plan, block)
-    looping = (last >= 0) & (nxt[last, np.arange(len(last))] >= 0)
+    looping = _looping(last, nxt)
     x_comp, q_comp, lattice_strides = _complement_lattice(network, plan, block, looping)
     chain = _Chain(network, plan, block, first, last, nxt, x_comp, lattice_strides)
     pi, residual = chain.stationary()
@@ -403,47 +448,57 @@ class _Chain:
         self.generator = sp.csr_matrix((rates, (rows, cols)), shape=(S, S))
 
     def _enumerate(self, N, last, nxt):
-        """Every consistent state: ``n``, ``which``, ``heads`` and the code -> state ``index``."""
+        """Every state: ``n``, ``which``, ``heads``, and their codes (sorted) for lookups.
+
+        Count states first (per class, its tuples); then each is repeated once per
+        combination of head options, a shared level's option being 0 when it is empty and
+        else one of its classes present."""
         B, C = self.demand.shape
-        visits = self.demand > 0
-        # per class: the count tuples (n_bc over the block) with sum <= N_c, zero where c never goes
-        tuples, self.lookup = [], []
-        for c in range(C):
-            grid = np.array(list(itertools.product(range(N[c] + 1), repeat=B)), dtype=np.int64).reshape(-1, B)
-            looping = last[c] >= 0 and nxt[last[c], c] >= 0     # never leaves: all its customers are here
-            grid = grid[(grid.sum(axis=1) == N[c] if looping else grid.sum(axis=1) <= N[c])
-                        & np.all((grid == 0) | visits[:, c], axis=1)]
+        looping = _looping(last, nxt)
+        tuples = [_class_tuples(int(N[c]), self.demand[:, c] > 0, bool(looping[c])) for c in range(C)]
+        self.lookup = []
+        for c, grid in enumerate(tuples):
             table = np.full((N[c] + 1,) * B, -1, dtype=np.int64)
             table[tuple(grid.T)] = np.arange(len(grid))
-            tuples.append(grid)
             self.lookup.append(table)
         sizes = np.array([len(t) for t in tuples])
         self.count_strides = np.cumprod(np.r_[1, sizes])[:-1]
         head_sizes = np.array([len(classes) + 1 for _, classes in self.shared], dtype=np.int64)
         self.head_strides = np.cumprod(np.r_[1, head_sizes])[:-1].astype(np.int64)
         self.H = int(head_sizes.prod())
-        total = int(sizes.prod()) * self.H
-        code = np.arange(total, dtype=np.int64)
-        count_code, head_code = code // self.H, code % self.H
+        count_code = np.arange(int(sizes.prod()), dtype=np.int64)
         which = np.stack([(count_code // self.count_strides[c]) % sizes[c] for c in range(C)], axis=1)
-        n = np.stack([tuples[c][which[:, c]] for c in range(C)], axis=2)      # (S, B, C)
-        heads = np.stack([(head_code // self.head_strides[j]) % head_sizes[j] for j in range(len(self.shared))],
-                         axis=1) if self.shared else np.zeros((total, 0), dtype=np.int64)
-        # head option 0 needs an empty level; option i its class present
-        valid = np.ones(total, dtype=bool)
-        for j, (b, classes) in enumerate(self.shared):
-            at_level = n[:, b, classes].sum(axis=1)
-            chosen = np.where(heads[:, j] > 0, classes[np.maximum(heads[:, j] - 1, 0)], -1)
-            present = np.take_along_axis(n[:, b, :], np.maximum(chosen, 0)[:, None], axis=1)[:, 0] > 0
-            valid &= np.where(heads[:, j] == 0, at_level == 0, present)
-        self.n, self.heads, self.which = n[valid], heads[valid], which[valid]
-        self.index = np.full(total, -1, dtype=np.int64)
-        self.index[valid] = np.arange(int(valid.sum()))
+        n = np.stack([tuples[c][which[:, c]] for c in range(C)], axis=2)      # (count states, B, C)
+        present = [n[:, b, classes] > 0 for b, classes in self.shared]
+        options = np.ones(len(n), dtype=np.int64)
+        for here in present:
+            options *= np.maximum(here.sum(axis=1), 1)
+        rep = np.repeat(np.arange(len(n)), options)
+        digits = np.arange(len(rep)) - np.repeat(np.cumsum(options) - options, options)
+        heads = np.zeros((len(rep), len(self.shared)), dtype=np.int64)
+        for j, here in enumerate(present):
+            here = here[rep]
+            k = here.sum(axis=1)
+            digit = digits % np.maximum(k, 1)
+            digits = digits // np.maximum(k, 1)
+            # the digit-th class present at the level (1-based in the level's classes), 0 if none
+            rank = np.cumsum(here, axis=1) - 1
+            heads[:, j] = np.where(k > 0, np.argmax(here & (rank == digit[:, None]), axis=1) + 1, 0)
+        self.n, self.which, self.heads = n[rep], which[rep], heads
+        codes = self._code(self.which, self.heads)
+        self.order = np.argsort(codes, kind="stable")
+        self.sorted_codes = codes[self.order]
+
+    def _code(self, which, heads):
+        """A state's number in the full product of count tuples and head options."""
+        return (which @ self.count_strides) * self.H + heads @ self.head_strides
 
     def _add(self, rows, which, heads, rates):
         """Transitions from states ``rows`` to the states (``which``, ``heads``) at ``rates``."""
         self.rows.append(rows)
-        self.cols.append(self.index[(which @ self.count_strides) * self.H + heads @ self.head_strides])
+        codes = self._code(which, heads)
+        at = np.minimum(np.searchsorted(self.sorted_codes, codes), len(self.sorted_codes) - 1)
+        self.cols.append(np.where(self.sorted_codes[at] == codes, self.order[at], -1))
         self.rates.append(np.broadcast_to(rates, rows.shape))
 
     def _join(self, which, heads, n, b, c):
