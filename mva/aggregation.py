@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, check_positive_integer
 from .exact import closed_throughput_curve
 from .network import Network, Station
 
@@ -41,9 +41,7 @@ def norton_throughputs(subnetwork: Network, max_population: int) -> np.ndarray:
     """
     if subnetwork.n_classes != 1 or subnetwork.is_open.any():
         raise ModelError("subnetwork", "Norton aggregation needs one closed class")
-    if isinstance(max_population, bool) or not isinstance(max_population, (int, np.integer)) \
-            or max_population < 1:
-        raise ModelError("max_population", f"must be an integer >= 1, got {max_population!r}")
+    check_positive_integer("max_population", max_population)
     if not np.any(subnetwork.demands > 0):
         raise ModelError("subnetwork", "every demand is zero: the aggregate would serve at infinite rate")
     shorted = subnetwork.replace(population=(int(max_population),), think_time=(0.0,))

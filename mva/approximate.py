@@ -82,7 +82,7 @@ from functools import partial
 import numpy as np
 
 from ._approximate_kernels import amva_fixed_point, amva_newton, damped, estimated_error
-from .errors import ModelError, NumericalWarning
+from .errors import ModelError, NumericalWarning, check_positive_integer
 from .jit import once
 from .network import Network, Station
 from .nonproduct import variant_spread
@@ -102,8 +102,7 @@ def check_options(tol, max_iter, multiserver, **more):
             or not 0 < tol < 1:
         raise ModelError("options.tol", f"must be a number in (0, 1), got {tol!r}")
     for name, value in dict(max_iter=max_iter, **more).items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ModelError(f"options.{name}", f"must be an integer >= 1, got {value!r}")
+        check_positive_integer(f"options.{name}", value)
     if multiserver not in MULTISERVER_METHODS:
         raise ModelError("options.multiserver",
                          f"unknown method {multiserver!r}; valid: {', '.join(MULTISERVER_METHODS)}")

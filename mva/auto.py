@@ -59,13 +59,10 @@ def choose_method(network: Network) -> tuple[str, str]:
         return "exact", "no closed customers"
     if plan.backlog.any():
         why = f"{plan.non_product[0]} is not product form"
-        refusal = decomposition_refusal(network)
+        refusal = decomposition_refusal(network, DECOMPOSITION_STATES)
         if refusal is None:
-            states = chain_states(network)
-            if states <= DECOMPOSITION_STATES:
-                return "decomposition", (f"{why}; its Markov chain has {states:,} states before it takes in "
-                                         "other stations")
-            refusal = f"its Markov chain would have {states:,} states (auto's limit {DECOMPOSITION_STATES:,})"
+            return "decomposition", (f"{why}; its Markov chain has {chain_states(network):,} states before it "
+                                     "takes in other stations")
         return _approximate_choice(plan, f"{why} and decomposition does not apply ({refusal}): non-product-form "
                                          "MVA (mva.nonproduct)")
     algorithm, cost = exact_cost(plan)
@@ -117,7 +114,7 @@ def auto(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer:
     if method == "exact":
         result = exact_mva(network)
     elif method == "decomposition":
-        result = decomposition(network)
+        result = decomposition(network, max_states=DECOMPOSITION_STATES)
     elif method == "linearizer":
         result = linearizer(network, tol=tol, max_iter=max_iter, max_outer=max_outer, multiserver=multiserver)
     else:

@@ -76,7 +76,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .errors import ModelError, NumericalWarning
+from .errors import ModelError, NumericalWarning, check_positive_integer
 from .exact import _closed_lattice
 from .network import Network
 from .plan import SolverPlan
@@ -106,10 +106,6 @@ SPREAD_LIMIT = 0.02
 #: Rounds of each iterative solver (BiCGSTAB: 200 iterations; GMRES: one restart of 100)
 #: before the residual is reported as it is.
 SOLVER_ROUNDS = 10
-
-
-class DecompositionRefused(ModelError):
-    """The network is outside what :func:`decomposition` solves (the reason says why)."""
 
 
 def _block(network: Network, plan: SolverPlan):
@@ -194,23 +190,22 @@ def _looping(last, nxt) -> np.ndarray:
     return (last >= 0) & (nxt[np.maximum(last, 0), np.arange(len(last))] >= 0)
 
 
-def _states(network: Network, plan: SolverPlan, block: list[int]) -> int:
-    """Exact number of states of the chain of ``block`` (``block`` one run of every
-    class's route): per count state, the product over shared levels of the head options
-    (1 if the level is empty, else the number of its classes present), summed without
-    listing the states: a pass over the classes carries how many partial count states
-    give each vector of numbers of classes present per shared level."""
-    known = network._derived.setdefault("chain_states", {})   # the network is immutable
+def _states(network: Network, plan: SolverPlan, block: list[int], routes) -> int:
+    """Exact number of states of the chain of ``block`` (``routes``: its :func:`_routes`):
+    per count state, the product over shared levels of the head options (1 if the level is
+    empty, else the number of its classes present), summed without listing the states: a
+    pass over the classes carries how many partial count states give each vector of
+    numbers of classes present per shared level.  Kept on the (immutable) network."""
+    known = network._derived.setdefault("chain_states", {})
     if tuple(block) not in known:
-        known[tuple(block)] = _count_states(network, plan, block)
+        known[tuple(block)] = _count_states(plan, block, routes)
     return known[tuple(block)]
 
 
-def _count_states(network: Network, plan: SolverPlan, block: list[int]) -> int:
+def _count_states(plan: SolverPlan, block: list[int], routes) -> int:
     """:func:`_states`, computed."""
     visits = plan.closed_demand[block] > 0
-    _, last, nxt = _routes(network, plan, block)
-    looping = _looping(last, nxt)
+    looping = _looping(*routes[1:])
     shared = _shared_levels(plan, block)
     ways = {(0,) * len(shared): 1}
     for c, n in enumerate(plan.population):
@@ -239,26 +234,17 @@ def _grown(network: Network, plan: SolverPlan, block: list[int], max_states: int
                         reverse=True)
         for k in candidates:
             bigger = sorted([*blocks[-1], k])
-            if not isinstance(_routes(network, plan, bigger), str) and _states(network, plan, bigger) <= max_states:
+            routes = _routes(network, plan, bigger)
+            if not isinstance(routes, str) and _states(network, plan, bigger, routes) <= max_states:
                 blocks.append(bigger)
                 break
         else:
             return blocks
 
 
-def chain_states(network: Network) -> int:
-    """Number of states of the smallest chain :func:`decomposition` builds, the one of the
-    non-product-form stations alone: what :data:`STATE_LIMIT` is compared with; 0 when
-    the network cannot be decomposed."""
-    plan = SolverPlan.of(network)
-    block = _block(network, plan)
-    if isinstance(block, str) or isinstance(_routes(network, plan, block), str):
-        return 0
-    return _states(network, plan, block)
-
-
-def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> str | None:
-    """Why :func:`decomposition` would refuse ``network``, or None when it solves it."""
+def _base(network: Network):
+    """(plan, block, routes, states) of the chain of the non-product-form stations alone,
+    or the reason the network cannot be decomposed."""
     plan = SolverPlan.of(network)
     block = _block(network, plan)
     if isinstance(block, str):
@@ -266,9 +252,29 @@ def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> st
     routes = _routes(network, plan, block)
     if isinstance(routes, str):
         return routes
-    size = _states(network, plan, block)
-    if size > max_states:
-        return f"its Markov chain would have {size:,} states (limit {max_states:,})"
+    return plan, block, routes, _states(network, plan, block, routes)
+
+
+def chain_states(network: Network) -> int:
+    """Number of states of the smallest chain :func:`decomposition` builds, the one of the
+    non-product-form stations alone: what :data:`STATE_LIMIT` is compared with; 0 when
+    the network cannot be decomposed."""
+    base = _base(network)
+    return 0 if isinstance(base, str) else base[3]
+
+
+def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT) -> str | None:
+    """Why :func:`decomposition` would refuse ``network`` with chains of at most
+    ``max_states`` states, or None when it solves it."""
+    return _refused(_base(network), max_states)
+
+
+def _refused(base, max_states: int) -> str | None:
+    """:func:`decomposition_refusal` from :func:`_base`'s answer."""
+    if isinstance(base, str):
+        return base
+    if base[3] > max_states:
+        return f"its Markov chain would have {base[3]:,} states (limit {max_states:,})"
     return None
 
 
@@ -331,13 +337,13 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT) -> Result:
         :func:`decomposition_refusal`).
     """
     start = time.perf_counter()
-    if isinstance(max_states, bool) or not isinstance(max_states, (int, np.integer)) or max_states < 1:
-        raise ModelError("max_states", f"must be an integer >= 1, got {max_states!r}")
-    why = decomposition_refusal(network, max_states)
+    check_positive_integer("options.max_states", max_states)
+    base = _base(network)
+    why = _refused(base, max_states)
     if why is not None:
-        raise DecompositionRefused("method", f"decomposition cannot solve this network: {why}")
-    plan = SolverPlan.of(network)
-    blocks = _grown(network, plan, _block(network, plan), min(max_states, GROWTH_STATES))
+        raise ModelError("method", f"decomposition cannot solve this network: {why}")
+    plan, block = base[:2]
+    blocks = _grown(network, plan, block, min(max_states, GROWTH_STATES))
     answer = _solve_block(network, plan, blocks[-1])
     pi, residual = answer["pi"], answer["residual"]
     names = [network.stations[k].name for k in blocks[-1]]

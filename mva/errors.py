@@ -6,7 +6,9 @@ command line can print one line (``field: problem``) and exit with status 2.
 """
 from __future__ import annotations
 
-__all__ = ["ModelError", "SaturationError", "NumericalWarning"]
+import numpy as np
+
+__all__ = ["ModelError", "SaturationError", "NumericalWarning", "check_positive_integer"]
 
 
 class ModelError(ValueError):
@@ -37,6 +39,14 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def check_positive_integer(field: str, value) -> int:
+    """``value`` if it is an integer >= 1 (not a bool), else a :class:`ModelError` naming
+    ``field``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ModelError(field, f"must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 class SaturationError(ModelError):

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, check_positive_integer
 
 __all__ = ["Station", "Network", "STATION_KINDS"]
 
@@ -136,8 +136,7 @@ class Station:
         """``servers``: an integer >= 1 at a multi station, 1 elsewhere."""
         s = self.servers
         if self.kind == "multi":
-            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-                raise ModelError(f"{where}.servers", f"must be an integer >= 1, got {s!r}")
+            check_positive_integer(f"{where}.servers", s)
             if s > MAX_SERVERS:
                 raise ModelError(f"{where}.servers", f"{s:,} is more than {MAX_SERVERS:,}; a station with more "
                                                      "servers than customers is a delay station (type = \"delay\")")
