@@ -8,8 +8,10 @@ Choice, by the network's shape (no solve is attempted and thrown away):
    :mod:`mva.nonproduct`) skips exact MVA, which does not apply there; it is solved by
    **decomposition** (:func:`mva.decomposition`: those stations as one Markov chain
    against the flow-equivalent server of the rest) when the method takes the network and
-   its chain has at most :data:`DECOMPOSITION_STATES` states, else by the approximate
-   methods below with the non-product-form terms;
+   the chain of those stations, or of the busiest of them (the others then go to the
+   flow-equivalent server with the non-product-form terms), has at most
+   :data:`DECOMPOSITION_STATES` states, else by the approximate methods below with the
+   non-product-form terms;
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
    estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
    measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
@@ -60,9 +62,13 @@ def choose_method(network: Network) -> tuple[str, str]:
     if plan.backlog.any():
         why = f"{plan.non_product[0]} is not product form"
         refusal = decomposition_refusal(network, DECOMPOSITION_STATES)
+        whole = chain_states(network)
+        if refusal is None and 0 < whole <= DECOMPOSITION_STATES:
+            return "decomposition", f"{why}; its Markov chain has {whole:,} states before it takes in other stations"
         if refusal is None:
-            return "decomposition", (f"{why}; its Markov chain has {chain_states(network):,} states before it "
-                                     "takes in other stations")
+            return "decomposition", (f"{why}; the Markov chain of every such station would be too large (or they "
+                                     "do not follow one another in every route), so it holds the busiest that fit "
+                                     "and leaves the others to the flow-equivalent server")
         return _approximate_choice(plan, f"{why} and decomposition does not apply ({refusal}): non-product-form "
                                          "MVA (mva.nonproduct)")
     algorithm, cost = exact_cost(plan)

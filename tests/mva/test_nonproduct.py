@@ -242,7 +242,7 @@ def test_a_sweep_says_which_of_its_cases_are_unreliable():
     from mva.files import network_from_dict
     from mva.sweep import run_sweep
 
-    # a PS queue between the two FCFS ones: decomposition does not apply, Linearizer runs
+    # Linearizer named (auto decomposes this network, exactly: its chain takes in all three)
     doc = {"network": {"population": [2, 3], "think_time": [1.0, 1.0]},
            "station": [{"name": "q", "type": "queue", "demand": [0.2, 0.2], "discipline": "fcfs"},
                        {"name": "d", "type": "queue", "demand": [0.1, 0.3]},
@@ -250,13 +250,13 @@ def test_a_sweep_says_which_of_its_cases_are_unreliable():
     cases = [{"station.q.demand": [0.2, d]} for d in (0.2, 0.25, 2.0, 4.0)]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        frame = run_sweep(doc, cases, progress=False)
+        frame = run_sweep(doc, cases, method="linearizer", progress=False)
     expected = []
     for case in cases:
         one = {**doc, "station": [{**doc["station"][0], "demand": case["station.q.demand"]}, *doc["station"][1:]]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            expected.append(solve(network_from_dict(one), "auto").accuracy.startswith("unreliable"))
+            expected.append(solve(network_from_dict(one), "linearizer").accuracy.startswith("unreliable"))
     assert list(frame["unreliable"]) == expected and 0 < sum(expected) < len(cases)
     doubts = [str(w.message) for w in caught if issubclass(w.category, NumericalWarning)]
     assert doubts == [f"{sum(expected)} of {len(cases)} cases are unreliable (column unreliable); the first: "
