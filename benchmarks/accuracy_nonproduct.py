@@ -4,7 +4,7 @@ service, and non-exponential FCFS service at single- and multi-server stations
 (issue #36).
 
 Run: python benchmarks/accuracy_nonproduct.py [--count 300] [--seed 2036] [--workers 2]
-     [--precision 0.005] [--csv FILE] [--cache DIR] [--kinds priority fcfs scv]
+     [--precision 0.005] [--csv FILE] [--cache DIR] [--kinds priority fcfs scv] [--partial-only]
 
 For each kind (:data:`mva.random_networks.NONPRODUCT_KINDS`) ``count`` networks are
 drawn from ``seed`` (:func:`mva.random_networks.random_nonproduct_network`; the
@@ -13,7 +13,9 @@ approximation's choices were made on other networks, see the module notes of
 half-width of at most ``precision`` of itself, and solved by ``auto`` (the
 non-product-form MVA) and by what the project did before (FCFS solved as processor
 sharing; priority refused, shown here solved as processor sharing; non-exponential
-multi-server service refused, shown here as exponential).
+multi-server service refused, shown here as exponential), and by Linearizer with the
+non-product-form terms (what ``auto`` ran before partial chains, on the networks that now
+need them; ``--partial-only`` draws only those).
 
 Tables (relative errors against simulation, percent): per kind and load (the busiest
 station's simulated utilisation below / at least 0.8), mean and max of class throughput
@@ -40,10 +42,12 @@ def main(argv=None):
     parser.add_argument("--csv", help="write one row per network here")
     parser.add_argument("--cache", help="a folder keeping the simulations, so that a rerun only solves")
     parser.add_argument("--kinds", nargs="+", choices=NONPRODUCT_KINDS, default=list(NONPRODUCT_KINDS))
+    parser.add_argument("--partial-only", action="store_true",
+                        help="only the networks whose whole Markov chain is over auto's limit (partial chains)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     rows = nonproduct_rows(args.count, args.seed, args.precision, args.kinds, args.cache, args.workers,
-                           args.max_events)
+                           args.max_events, args.partial_only)
     if args.csv:
         rows.to_csv(args.csv, index=False)
     print(nonproduct_report(rows, args.precision))

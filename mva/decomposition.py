@@ -360,7 +360,7 @@ def _complement_lattice(network: Network, plan: SolverPlan, block: list[int], lo
     N = plan.population
     strides = np.cumprod(np.r_[1, N[:-1] + 1])
     points = np.stack(np.unravel_index(np.arange(int(np.prod(N + 1))), tuple(N + 1), order="F"), axis=1)
-    think = np.where(looping, 1.0, plan.think)
+    think = np.where(looping, 1.0, plan.think)    # (a stand-in: their points are never used)
     demand = plan.closed_demand[keep]
     is_delay = np.array([network.stations[k].kind == "delay" for k in keep], dtype=bool)
     backlog = np.flatnonzero(plan.backlog[keep]) if terms else np.zeros(0, dtype=np.int64)

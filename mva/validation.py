@@ -196,7 +196,9 @@ def evaluate_nonproduct(job):
         truth = simulated(network, index, seed, precision, cache, max_events)
         new = solve(network, "auto")
         old = solve(as_product_form(network), "auto")
+        linearizer = solve(network, "linearizer")
     x_err = _relative(new.throughput, truth.throughput)
+    lin_err = _relative(linearizer.throughput, truth.throughput)
     r_err = _relative(new.response_time, truth.response_time)
     return {"kind": kind, "index": index, "classes": network.n_classes, "stations": network.n_stations,
             "population": int(np.sum(network.population)),
@@ -209,17 +211,27 @@ def evaluate_nonproduct(job):
             "old_r_mean": float(_relative(old.response_time, truth.response_time).mean()),
             "old_r_max": float(_relative(old.response_time, truth.response_time).max()),
             "flagged": new.accuracy.startswith("unreliable") or not new.converged,
-            "method": new.method, "sim_half_width": truth.half_width, "sim_seconds": truth.seconds,
-            "solve_seconds": new.solve_seconds}
+            "method": new.method, "partial": "left to the flow-equivalent server" in new.accuracy,
+            "lin_x_mean": float(lin_err.mean()), "lin_x_max": float(lin_err.max()),
+            "lin_flagged": linearizer.accuracy.startswith("unreliable") or not linearizer.converged,
+            "sim_half_width": truth.half_width, "sim_seconds": truth.seconds, "solve_seconds": new.solve_seconds}
 
 
-def nonproduct_jobs(count, seed, precision, kinds=NONPRODUCT_KINDS, cache=None):
+def nonproduct_jobs(count, seed, precision, kinds=NONPRODUCT_KINDS, cache=None, partial_only=False):
     """The suites' networks: ``count`` of each kind drawn from ``seed`` (one stream per
-    kind, so a kind's networks do not depend on the others'), as :func:`evaluate` takes them."""
+    kind, so a kind's networks do not depend on the others'), as :func:`evaluate` takes them;
+    ``partial_only``: only those whose whole Markov chain exceeds ``auto``'s limit (or
+    whose non-product-form stations do not follow one another), which ``auto`` decomposes
+    with a partial chain (:mod:`mva.decomposition`) where one fits."""
+    from .auto import DECOMPOSITION_STATES
+    from .decomposition import decomposition_refusal
+
     for kind in kinds:
         rng = np.random.default_rng([seed, NONPRODUCT_KINDS.index(kind)])
         for i in range(count):
-            yield kind, i, random_nonproduct_network(rng, kind), precision, seed, cache
+            network = random_nonproduct_network(rng, kind)
+            if not partial_only or decomposition_refusal(network, DECOMPOSITION_STATES, partial=False) is not None:
+                yield kind, i, network, precision, seed, cache
 
 
 def nonproduct_report(rows: pd.DataFrame, precision: float = 0.005) -> str:
@@ -241,6 +253,13 @@ def nonproduct_report(rows: pd.DataFrame, precision: float = 0.005) -> str:
     for (kind, method), g in rows.groupby(["kind", "method"]):
         lines.append(f"{kind:9s} {method:14s} {len(g):5d} nets  X {pair(g, 'x_mean', 'x_max')}  "
                      f"R {pair(g, 'r_mean', 'r_max')}")
+    partial = rows[rows.partial] if "partial" in rows else rows.iloc[:0]
+    for kind, g in partial.groupby("kind"):
+        lines.append(f"{kind:9s} partial chains {len(g):3d} nets  X {pair(g, 'x_mean', 'x_max')}, "
+                     f"{int((g.x_max > FLAG_BOUND).sum())} beyond {100 * FLAG_BOUND:g}% "
+                     f"({int((g.flagged & (g.x_max > FLAG_BOUND)).sum())} flagged); the same by Linearizer (auto "
+                     f"before) X {pair(g, 'lin_x_mean', 'lin_x_max')}, {int((g.lin_x_max > FLAG_BOUND).sum())} beyond "
+                     f"({int((g.lin_flagged & (g.lin_x_max > FLAG_BOUND)).sum())} flagged)")
     lines += ["", f"flagging audit (worst class throughput > {100 * FLAG_BOUND:g}%):"]
     for kind, g in rows.groupby("kind"):
         beyond = g[g.x_max > FLAG_BOUND]
@@ -261,12 +280,14 @@ def nonproduct_report(rows: pd.DataFrame, precision: float = 0.005) -> str:
 
 
 def nonproduct_rows(count: int = 300, seed: int = 2036, precision: float = 0.005, kinds=NONPRODUCT_KINDS,
-                   cache: str | None = None, workers: int = 1, max_events: int = MAX_EVENTS) -> pd.DataFrame:
+                   cache: str | None = None, workers: int = 1, max_events: int = MAX_EVENTS,
+                   partial_only: bool = False) -> pd.DataFrame:
     """One row per network of the non-product-form suites (:func:`evaluate_nonproduct`):
-    ``count`` networks of each kind in ``kinds``, simulated to ``precision`` (relative
-    95% half-width of every class's response time) or ``max_events``, on ``workers``
-    processes; ``cache``, a folder, keeps the simulations for reruns."""
-    jobs = [(*job, max_events) for job in nonproduct_jobs(count, seed, precision, kinds, cache)]
+    ``count`` networks of each kind in ``kinds`` (``partial_only``: of those, the ones
+    :func:`nonproduct_jobs` says need partial chains), simulated to ``precision``
+    (relative 95% half-width of every class's response time) or ``max_events``, on
+    ``workers`` processes; ``cache``, a folder, keeps the simulations for reruns."""
+    jobs = [(*job, max_events) for job in nonproduct_jobs(count, seed, precision, kinds, cache, partial_only)]
     if workers <= 1:
         return pd.DataFrame([evaluate_nonproduct(job) for job in jobs])
     from concurrent.futures import ProcessPoolExecutor

@@ -232,6 +232,22 @@ def test_the_non_product_form_study_rows_and_report():
     assert ("stopped at the event cap" in report) == (reached < 6)
 
 
+def test_the_study_draws_the_partial_chain_networks_alone():
+    """``partial_only`` keeps the networks whose whole chain is over auto's limit (seed
+    9036's first such FCFS network is its eighth): auto decomposes them with a partial
+    chain, Linearizer (auto before) stands beside, and the report compares the two."""
+    from mva.auto import DECOMPOSITION_STATES
+    from mva.decomposition import chain_states
+    from mva.validation import nonproduct_jobs, nonproduct_report, nonproduct_rows
+
+    jobs = list(nonproduct_jobs(8, 9036, 0.05, ("fcfs",), partial_only=True))
+    assert [job[1] for job in jobs] == [7] and chain_states(jobs[0][2]) > DECOMPOSITION_STATES
+    rows = nonproduct_rows(count=8, seed=9036, precision=0.05, kinds=("fcfs",), partial_only=True)
+    assert list(rows["index"]) == [7] and rows["partial"].all() and (rows["method"] == "decomposition").all()
+    assert np.all(np.isfinite(rows[["lin_x_mean", "lin_x_max"]].to_numpy()))
+    assert "fcfs      partial chains   1 nets" in nonproduct_report(rows, 0.05)
+
+
 def test_a_sweep_says_which_of_its_cases_are_unreliable():
     """Each row of a sweep over a network file carries its result's flag, and the sweep
     warns once with the count instead of once per case; a product-form sweep (the exact
