@@ -107,6 +107,9 @@ MEASURED_ACCURACY = ("on held-out random networks, class throughputs 0.73% from 
 #: Largest Markov chain the method builds, in states (:func:`chain_states`): 440,000
 #: took 4 s here.
 STATE_LIMIT = 500_000
+#: Chains beyond this many count states are not counted exactly (nor built): their size
+#: is reported as "more than" it, and ``max_states`` may not exceed it (about 1 GB).
+COUNT_CAP = 4 * STATE_LIMIT
 #: Largest chain the method grows to by taking in product-form stations (module notes):
 #: such chains solve in about a second here.
 GROWTH_STATES = 150_000
@@ -200,11 +203,24 @@ def _shared_levels(plan: SolverPlan, block: list[int]):
 def _class_tuples(population: int, visits, looping: bool) -> np.ndarray:
     """A class's count tuples over the block (one column per block station): numbers
     summing to at most its population (exactly, for a class that never leaves), zero at
-    the stations it does not visit."""
-    B = len(visits)
-    grid = np.array(list(itertools.product(range(population + 1), repeat=B)), dtype=np.int64).reshape(-1, B)
-    total = grid.sum(axis=1)
-    return grid[(total == population if looping else total <= population) & np.all((grid == 0) | visits, axis=1)]
+    the stations it does not visit; in lexicographic order, the last station fastest.
+    Built station by station, so the work is the number of tuples (the grid of every
+    number at every station is (N + 1)^B)."""
+    grid = np.zeros((1, 0), dtype=np.int64)
+    for visited in visits:
+        room = population - grid.sum(axis=1) if visited else np.zeros(len(grid), dtype=np.int64)
+        reps = room + 1
+        values = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        grid = np.column_stack([np.repeat(grid, reps, axis=0), values])
+    return grid[grid.sum(axis=1) == population] if looping else grid
+
+
+def _tuple_count(population: int, visited: int, looping: bool) -> int:
+    """How many tuples :func:`_class_tuples` lists: compositions of the population over the
+    ``visited`` stations (exactly the population for a looping class)."""
+    if looping:
+        return math.comb(population + visited - 1, visited - 1)
+    return math.comb(population + visited, visited)
 
 
 def _looping(last, nxt) -> np.ndarray:
@@ -225,9 +241,14 @@ def _states(network: Network, plan: SolverPlan, block: list[int], routes) -> int
 
 
 def _count_states(plan: SolverPlan, block: list[int], routes) -> int:
-    """:func:`_states`, computed."""
+    """:func:`_states`, computed; beyond :data:`COUNT_CAP` count states (before the head
+    options, which only multiply them) that number, a lower bound, without listing any."""
     visits = plan.closed_demand[block] > 0
     looping = _looping(*routes[1:])
+    counts = math.prod(_tuple_count(int(n), int(visits[:, c].sum()), bool(looping[c]))
+                       for c, n in enumerate(plan.population))
+    if counts > COUNT_CAP:
+        return counts
     shared = _shared_levels(plan, block)
     ways = {(0,) * len(shared): 1}
     for c, n in enumerate(plan.population):
@@ -316,7 +337,7 @@ def _chain_block(network: Network, max_states: int, partial: bool):
     chosen = _partial(network, plan, block, max_states)
     if chosen is None:
         alone = min(_states(network, plan, [k], _routes(network, plan, [k])) for k in block)
-        return f"even the smallest chain, of one non-product-form station, would have {alone:,} states " \
+        return f"even the smallest chain, of one non-product-form station, would have {_size(alone)} states " \
                f"(limit {max_states:,})"
     return chosen
 
@@ -337,13 +358,18 @@ def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT, parti
     return block if isinstance(block, str) else None
 
 
+def _size(states: int) -> str:
+    """A chain's number of states in words (:data:`COUNT_CAP` and beyond are not counted)."""
+    return f"more than {COUNT_CAP:,}" if states > COUNT_CAP else f"{states:,}"
+
+
 def _refused(base, max_states: int) -> str | None:
     """Why the chain of every non-product-form station cannot be built within
     ``max_states`` (from :func:`_base`'s answer), or None."""
     if isinstance(base, str):
         return base
     if base[3] > max_states:
-        return f"its Markov chain would have {base[3]:,} states (limit {max_states:,})"
+        return f"its Markov chain would have {_size(base[3])} states (limit {max_states:,})"
     return None
 
 
@@ -444,6 +470,9 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
     """
     start = time.perf_counter()
     check_positive_integer("options.max_states", max_states)
+    if max_states > COUNT_CAP:
+        raise ModelError("options.max_states", f"must be at most {COUNT_CAP:,} (about 500 bytes a state), got "
+                                               f"{max_states:,}")
     if not isinstance(partial, (bool, np.bool_)):
         raise ModelError("options.partial", f"must be True or False, got {partial!r}")
     block = _chain_block(network, max_states, partial)

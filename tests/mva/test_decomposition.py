@@ -8,6 +8,8 @@ where it is not; the utilisation law and Little's law, which the chain's probabi
 must obey whatever its rates (hypothesis)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -234,3 +236,22 @@ def test_a_chain_that_cannot_grow_gets_a_second_opinion(priority_demand, queue_d
     gap = np.max(np.abs(solve(net, "linearizer").throughput / r.throughput - 1))
     assert r.extras["opinion"] == pytest.approx(gap, rel=1e-6)
     assert r.accuracy.startswith("unreliable: no station more fits") == flagged == (gap > 0.03)
+
+
+def test_many_non_product_form_stations_are_not_enumerated():
+    """Nine FCFS stations with class-dependent demands and 12 customers per class: the
+    whole chain would have 8.6e10 count states.  It is neither listed nor counted
+    (that ran out of memory); the refusal says "more than" the cap, auto answers with a
+    partial chain, and a max_states beyond the cap is refused by name."""
+    import sys
+
+    module = sys.modules["mva.decomposition"]
+    rng = np.random.default_rng(1)
+    net = Network([Station(f"f{k}", "queue", rng.uniform(0.05, 1, 2), discipline="fcfs") for k in range(9)],
+                  population=[12, 12], think_time=[1.0, 1.0])
+    assert chain_states(net) == math.comb(21, 9) ** 2 > module.COUNT_CAP
+    assert "would have more than 2,000,000 states" in decomposition_refusal(net, partial=False)
+    r = solve(net, "auto")
+    assert r.method == "decomposition" and len(r.extras["chain"]) < 9 and r.extras["states"] <= 150_000
+    with pytest.raises(ModelError, match="max_states: must be at most 2,000,000"):
+        solve(net, "decomposition", max_states=3_000_000)
