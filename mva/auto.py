@@ -10,8 +10,9 @@ Choice, by the network's shape (no solve is attempted and thrown away):
    against the flow-equivalent server of the rest) when the method takes the network and
    the chain of those stations, or of the busiest of them (the others then go to the
    flow-equivalent server with the non-product-form terms), has at most
-   :data:`DECOMPOSITION_STATES` states, else by the approximate methods below with the
-   non-product-form terms;
+   :data:`DECOMPOSITION_STATES` states and the flow-equivalent server's population
+   lattice at most :data:`DECOMPOSITION_LATTICE` vectors, else by the approximate methods
+   below with the non-product-form terms;
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
    estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
    measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
@@ -34,7 +35,7 @@ from .plan import SolverPlan
 from .result import Result
 
 __all__ = ["auto", "choose_method", "EXACT_BUDGET_SECONDS", "STEP_SECONDS", "LINEARIZER_BUDGET",
-           "DECOMPOSITION_STATES"]
+           "DECOMPOSITION_STATES", "DECOMPOSITION_LATTICE"]
 
 #: Longest estimated exact solve ``auto`` accepts (seconds).
 EXACT_BUDGET_SECONDS = 1.0
@@ -52,6 +53,9 @@ LINEARIZER_BUDGET = 5e6
 #: 228,000 states took 0.4-0.8 s; 440,000 took 4 s); ``method="decomposition"`` goes to
 #: :data:`mva.decomposition.STATE_LIMIT`.
 DECOMPOSITION_STATES = 150_000
+#: Largest population lattice of the flow-equivalent server ``auto`` decomposes against
+#: (population vectors): one MVA recursion over it took 1.2 s at 1.5 million here.
+DECOMPOSITION_LATTICE = 1_000_000
 
 
 def choose_method(network: Network) -> tuple[str, str]:
@@ -62,6 +66,9 @@ def choose_method(network: Network) -> tuple[str, str]:
     if plan.backlog.any():
         why = f"{plan.non_product[0]} is not product form"
         refusal = decomposition_refusal(network, DECOMPOSITION_STATES)
+        if refusal is None and plan.lattice_points > DECOMPOSITION_LATTICE:
+            refusal = (f"the flow-equivalent server's population lattice has {plan.lattice_points:,} vectors "
+                       f"(auto's limit {DECOMPOSITION_LATTICE:,})")
         whole = chain_states(network)
         if refusal is None and 0 < whole <= DECOMPOSITION_STATES:
             return "decomposition", f"{why}; its Markov chain has {whole:,} states before it takes in other stations"

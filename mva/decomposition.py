@@ -92,6 +92,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import ModelError, NumericalWarning, check_positive_integer
+from .exact import MAX_LATTICE_BYTES, MAX_LATTICE_POINTS
 from .network import Network
 from .plan import SolverPlan
 from .result import Result
@@ -328,6 +329,10 @@ def _chain_block(network: Network, max_states: int, partial: bool):
     fits ``max_states``, else (``partial``) the busiest that fit (:func:`_partial`); or
     the reason there is none."""
     base = _base(network)
+    if not isinstance(base, str):
+        lattice = _lattice_refusal(base[0])
+        if lattice:
+            return lattice
     if not isinstance(base, str) and base[3] <= max_states:
         return base[1]
     plan = SolverPlan.of(network)
@@ -356,6 +361,18 @@ def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT, parti
     :func:`decomposition` takes it)."""
     block = _chain_block(network, max_states, partial)
     return block if isinstance(block, str) else None
+
+
+def _lattice_refusal(plan: SolverPlan) -> str | None:
+    """Why the flow-equivalent server's population lattice (every m <= N, with a queue
+    length per station and class) would not fit: the exact solver's limits
+    (:data:`mva.exact.MAX_LATTICE_POINTS`, :data:`mva.exact.MAX_LATTICE_BYTES`)."""
+    points = plan.lattice_points
+    needed = 8.0 * points * (plan.closed_demand.size + len(plan.population))
+    if points > MAX_LATTICE_POINTS or needed > MAX_LATTICE_BYTES:
+        return (f"the flow-equivalent server's population lattice would have {points:,} vectors "
+                f"({needed / 2**30:.3g} GiB; limits {MAX_LATTICE_POINTS:,}, {MAX_LATTICE_BYTES / 2**30:.3g} GiB)")
+    return None
 
 
 def _size(states: int) -> str:

@@ -255,3 +255,27 @@ def test_many_non_product_form_stations_are_not_enumerated():
     assert r.method == "decomposition" and len(r.extras["chain"]) < 9 and r.extras["states"] <= 150_000
     with pytest.raises(ModelError, match="max_states: must be at most 2,000,000"):
         solve(net, "decomposition", max_states=3_000_000)
+
+
+def test_a_population_lattice_too_large_is_refused_before_any_work():
+    """Two classes of 2,000 customers that never visit the priority station: its chain
+    has 16 states, but the flow-equivalent server's population lattice would have 64
+    million vectors.  The method refuses naming it (it used to run out of memory or
+    time); auto runs Linearizer and says why, as it does above its own lattice limit."""
+    from mva.auto import DECOMPOSITION_LATTICE
+
+    def network(big):
+        return Network([Station("p", "queue", [0.2, 0.5, 0.0, 0.0], discipline="priority", priority=[0, 1, 0, 0]),
+                        Station("q", "queue", [0.1, 0.1, 0.02, 0.03])], population=[3, 3, big, big],
+                       think_time=[1.0, 1.0, 30.0, 30.0])
+
+    huge = network(2000)
+    assert chain_states(huge) == 16
+    with pytest.raises(ModelError, match="population lattice would have 64,064,016 vectors"):
+        solve(huge, "decomposition")
+    r = solve(huge, "auto")
+    assert r.method == "linearizer" and "population lattice would have 64,064,016" in r.extras["auto"]
+    over = network(300)      # 1,449,616 vectors: the method takes it, auto does not
+    assert 16 * 301 ** 2 > DECOMPOSITION_LATTICE
+    assert decomposition_refusal(over) is None
+    assert "auto's limit" in solve(over, "auto").extras["auto"]
