@@ -321,7 +321,9 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
     extra *= max(1.0 - busy, 0.0)
     free = max(1.0 - higher, 1e-6)   # (an iterate past saturation; the fixed point has sum U_H < 1)
     free_cl = max(1.0 - higher_cl, 1e-6)
-    work = d + wait + residual * extra
+    # the residual-time term is negative below scv 1 (the customer in service has less
+    # than a full demand left); it cannot take more than the wait it shortens
+    work = d + max(wait + residual * extra, 0.0)
     if preemption == PREEMPT_BKLC:
         return work / free
     if preemption == PREEMPT_CL:
