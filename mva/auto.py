@@ -65,10 +65,7 @@ def choose_method(network: Network) -> tuple[str, str]:
         return "exact", "no closed customers"
     if plan.backlog.any():
         why = f"{plan.non_product[0]} is not product form"
-        refusal = decomposition_refusal(network, DECOMPOSITION_STATES)
-        if refusal is None and plan.lattice_points > DECOMPOSITION_LATTICE:
-            refusal = (f"the flow-equivalent server's population lattice has {plan.lattice_points:,} vectors "
-                       f"(auto's limit {DECOMPOSITION_LATTICE:,})")
+        refusal = decomposition_refusal(network, DECOMPOSITION_STATES, max_lattice=DECOMPOSITION_LATTICE)
         whole = chain_states(network)
         if refusal is None and 0 < whole <= DECOMPOSITION_STATES:
             return "decomposition", f"{why}; its Markov chain has {whole:,} states before it takes in other stations"

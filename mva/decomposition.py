@@ -324,20 +324,23 @@ def _partial(network: Network, plan: SolverPlan, block: list[int], max_states: i
     return known[max_states]
 
 
-def _chain_block(network: Network, max_states: int, partial: bool):
+def _chain_block(network: Network, max_states: int, partial: bool, max_lattice: int = MAX_LATTICE_POINTS):
     """The block the chain starts from: every non-product-form station when their chain
     fits ``max_states``, else (``partial``) the busiest that fit (:func:`_partial`); or
-    the reason there is none."""
-    base = _base(network)
-    if not isinstance(base, str):
-        lattice = _lattice_refusal(base[0])
-        if lattice:
-            return lattice
-    if not isinstance(base, str) and base[3] <= max_states:
-        return base[1]
+    the reason there is none (outside the method, or a flow-equivalent server's lattice
+    over ``max_lattice`` population vectors, checked first: it does not depend on the
+    block)."""
     plan = SolverPlan.of(network)
     block = _block(network, plan)
-    if isinstance(block, str) or not partial:   # outside the method, or whole chains only
+    if isinstance(block, str):
+        return block
+    lattice = _lattice_refusal(plan, max_lattice)
+    if lattice:
+        return lattice
+    base = _base(network)
+    if not isinstance(base, str) and base[3] <= max_states:
+        return base[1]
+    if not partial:
         return _refused(base, max_states)
     chosen = _partial(network, plan, block, max_states)
     if chosen is None:
@@ -355,23 +358,25 @@ def chain_states(network: Network) -> int:
     return 0 if isinstance(base, str) else base[3]
 
 
-def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT, partial: bool = True) -> str | None:
+def decomposition_refusal(network: Network, max_states: int = STATE_LIMIT, partial: bool = True,
+                          max_lattice: int = MAX_LATTICE_POINTS) -> str | None:
     """Why :func:`decomposition` would refuse ``network`` with chains of at most
-    ``max_states`` states, or None when it solves it (``partial``: as
-    :func:`decomposition` takes it)."""
-    block = _chain_block(network, max_states, partial)
+    ``max_states`` states (``partial``: as :func:`decomposition` takes it) and a
+    flow-equivalent server's lattice of at most ``max_lattice`` population vectors, or
+    None when it solves it."""
+    block = _chain_block(network, max_states, partial, max_lattice)
     return block if isinstance(block, str) else None
 
 
-def _lattice_refusal(plan: SolverPlan) -> str | None:
+def _lattice_refusal(plan: SolverPlan, max_points: int) -> str | None:
     """Why the flow-equivalent server's population lattice (every m <= N, with a queue
-    length per station and class) would not fit: the exact solver's limits
-    (:data:`mva.exact.MAX_LATTICE_POINTS`, :data:`mva.exact.MAX_LATTICE_BYTES`)."""
+    length per station and class) would not fit ``max_points`` vectors or the exact
+    solver's memory limit (:data:`mva.exact.MAX_LATTICE_BYTES`)."""
     points = plan.lattice_points
     needed = 8.0 * points * (plan.closed_demand.size + len(plan.population))
-    if points > MAX_LATTICE_POINTS or needed > MAX_LATTICE_BYTES:
+    if points > max_points or needed > MAX_LATTICE_BYTES:
         return (f"the flow-equivalent server's population lattice would have {points:,} vectors "
-                f"({needed / 2**30:.3g} GiB; limits {MAX_LATTICE_POINTS:,}, {MAX_LATTICE_BYTES / 2**30:.3g} GiB)")
+                f"({needed / 2**30:.3g} GiB; limits {max_points:,} vectors, {MAX_LATTICE_BYTES / 2**30:.3g} GiB)")
     return None
 
 
@@ -532,8 +537,8 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
                   residence_time=answer["residence"], queue_length=answer["queue"],
                   utilization=answer["utilization"], solve_seconds=time.perf_counter() - start,
                   converged=residual <= RESIDUAL_LIMIT, message=message, accuracy=accuracy,
-                  extras={"states": len(pi), "residual": residual, "chain": names, "spread": spread,
-                          "opinion": opinion})
+                  extras={"states": len(pi), "residual": residual, "chain": names, "left_out": left_out,
+                          "spread": spread, "opinion": opinion})
 
 
 def _error_estimates(network: Network, plan: SolverPlan, blocks: list[list[int]], throughputs,

@@ -120,7 +120,7 @@ def test_refusals_name_the_reason_and_auto_falls_back():
     assert info.value.field == "method"
     r = solve(net, "auto")
     assert r.method == "decomposition" and "leaves the others to the flow-equivalent server" in r.extras["auto"]
-    assert r.extras["chain"] == ["p", "d", "f"]    # grown back to the whole network: exact
+    assert r.extras["chain"] == ["p", "d", "f"] and r.extras["left_out"] == []    # grown to the whole network: exact
     scv = Network([Station("p", "queue", [0.2, 0.5], discipline="fcfs", scv=4.0)], population=[1, 1],
                   think_time=[1.0, 1.0])
     assert "exponential" in decomposition_refusal(scv)
@@ -165,6 +165,7 @@ def test_a_partial_chain_against_the_whole_markov_chain(stations, population, bo
     alone = max(module._states(net, plan, [k], module._routes(net, plan, [k])) for k in np.flatnonzero(plan.backlog))
     r = solve(net, "decomposition", max_states=alone)
     assert len(r.extras["chain"]) == 1 and "left to the flow-equivalent server" in r.accuracy
+    assert len(r.extras["left_out"]) == int(plan.backlog.sum()) - 1
     error = np.max(np.abs(r.throughput / exact - 1))
     assert error < bound, (r.throughput, exact)
     assert (np.max(np.abs(solve(net, "linearizer").throughput / exact - 1)) > error) == beats_linearizer
@@ -261,7 +262,7 @@ def test_a_population_lattice_too_large_is_refused_before_any_work():
     """Two classes of 2,000 customers that never visit the priority station: its chain
     has 16 states, but the flow-equivalent server's population lattice would have 64
     million vectors.  The method refuses naming it (it used to run out of memory or
-    time); auto runs Linearizer and says why, as it does above its own lattice limit."""
+    time); auto runs Linearizer and says why, as it does above its own, lower lattice limit."""
     from mva.auto import DECOMPOSITION_LATTICE
 
     def network(big):
@@ -278,4 +279,5 @@ def test_a_population_lattice_too_large_is_refused_before_any_work():
     over = network(300)      # 1,449,616 vectors: the method takes it, auto does not
     assert 16 * 301 ** 2 > DECOMPOSITION_LATTICE
     assert decomposition_refusal(over) is None
-    assert "auto's limit" in solve(over, "auto").extras["auto"]
+    why = solve(over, "auto").extras["auto"]
+    assert "would have 1,449,616 vectors" in why and "limits 1,000,000 vectors" in why
