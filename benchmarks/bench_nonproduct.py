@@ -10,9 +10,12 @@ class-dependent service, five PS queues and two delays: 10 stations.  Timed: one
 has 174,000 states, over auto's limit, so the chain holds the two priority stations and
 the disk is left to the flow-equivalent server), one Linearizer solve (the non-product-form
 MVA with the variant and Bard-Schweitzer runs that decide whether to flag the result),
-one Bard-Schweitzer solve, and ``mva.sweep.run_sweep`` over ``--cases`` values of the
-CPU's demand for class 1 (what ``mva solve --sweep`` does) with ``method="linearizer"``
-and over ``--auto-cases`` of them with auto; then decomposition on the priority example
+one Bard-Schweitzer solve, and ``mva.sweep.run_sweep`` (what ``mva solve --sweep``
+does) with ``method="linearizer"`` over ``--cases`` values of the CPU's demand for class 1
+in order (a line), the same values shuffled, and a square grid of about as many cases
+over that demand and the disk's for class 0; the line by Bard-Schweitzer; and
+``--auto-cases`` of the line with auto.  Linearizer and Bard-Schweitzer sweeps go through
+the approximate batch solver (:func:`mva.batch.batch_approximate`); then decomposition on the priority example
 of ``docs/files.md`` and on this network with the whole chain (``--method
 decomposition``).  Medians over ``--repeats`` runs after a warm-up.
 """
@@ -61,8 +64,17 @@ def main(argv=None):
     schweitzer_s, _ = median_time(lambda: solve(net, "schweitzer"), args.repeats)
     values = np.linspace(0.02, 0.3, args.cases)
     cases = [{"station.cpu.demand": [0.05, float(d), 0.30]} for d in values]
-    sweep_s, frame = median_time(lambda: run_sweep(doc, cases, method="linearizer", progress=False),
-                                 max(1, args.repeats // 10))
+    shuffled = [cases[i] for i in np.random.default_rng(1).permutation(len(cases))]
+    side = max(2, int(round(np.sqrt(args.cases))))
+    grid = [{"station.cpu.demand": [0.05, float(a), 0.30], "station.disk.demand": [float(b), 0.01, 0.15]}
+            for a in np.linspace(0.02, 0.3, side) for b in np.linspace(0.05, 0.4, side)]
+    sweeps = {}
+    for what, these, method in (("line", cases, "linearizer"), ("shuffled", shuffled, "linearizer"),
+                                (f"{side}x{side} grid", grid, "linearizer"), ("line", cases, "schweitzer")):
+        seconds, frame = median_time(lambda these=these, method=method: run_sweep(doc, these, method=method,
+                                                                                    progress=False),
+                                     max(1, args.repeats // 10))
+        sweeps[what, method] = (len(these), seconds, int(frame["unreliable"].sum()))
     few = cases[::max(1, len(cases) // args.auto_cases)][:args.auto_cases]
     auto_sweep_s, _ = median_time(lambda: run_sweep(doc, few, progress=False), 1)
     print(f"network: 10 stations, 3 classes, 2 priority stations; auto ran {r.method} (chain "
@@ -72,8 +84,9 @@ def main(argv=None):
     print(f"{'solve(net, auto)':<44} {auto_s:>10.4f} {'< 0.010':>12}")
     print(f"{'solve(net, linearizer), all checks':<44} {linearizer_s:>10.4f} {'< 0.010':>12}")
     print(f"{'solve(net, schweitzer)':<44} {schweitzer_s:>10.4f}")
-    print(f"{f'run_sweep, linearizer, {len(cases)} cases':<44} {sweep_s:>10.3f}   {len(cases) / sweep_s:,.0f} "
-          "cases/s (target 10,000)")
+    for (what, method), (count, seconds, flagged) in sweeps.items():
+        print(f"{f'run_sweep, {method}, {count} cases, {what}':<44} {seconds:>10.3f}   {count / seconds:,.0f} "
+              f"cases/s (target 10,000; {flagged} rows unreliable)")
     print(f"{f'run_sweep, auto, {len(few)} cases':<44} {auto_sweep_s:>10.3f}   {len(few) / auto_sweep_s:,.0f} cases/s")
     # decomposition (what auto runs where the chain fits): docs/files.md's priority example,
     # and the benchmark network itself, whose chain is over auto's limit

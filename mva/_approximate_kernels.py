@@ -43,8 +43,8 @@ def damped(relaxation):
 
 @_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
-                     marginal_correction, queue, marginal, tol, max_iter, residual, backlog, level, preemption,
-                     blocking):
+                     marginal_correction, queue, marginal, throughput, tol, max_iter, residual, backlog, level,
+                     preemption, blocking):
     """Solve the approximate-MVA equations at one population vector by successive
     substitution.
 
@@ -63,6 +63,10 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                                        p_k(j | n - e_c) (0 for Bard-Schweitzer).
     queue : (M, C) in/out              start values, then the solution Q_kc(n).
     marginal : (M, Jmax) in/out        p_k(j | n), j < J_k; start values, then solution.
+    throughput : (C,) in/out           X_c(n): start values (0: unknown, as in a cold start),
+                                       then the solution.  A warm start needs them: the
+                                       residual-time and priority terms read them in the
+                                       first iteration.
     residual : (M,) float64            (scv_k - 1) / 2 at FCFS and priority stations with
                                        non-exponential service (0 elsewhere): adds the
                                        residual-time term sum_j U_kj(n - e_c) D_kj (scv - 1)/2,
@@ -110,7 +114,6 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
         for j in range(1, J):
             coef[k, j - 1] = j * (1.0 / capacity[k, j - 1] - inv_last[k])
 
-    throughput = np.zeros(C)
     residence = np.zeros((M, C))
     removal = np.zeros((M, jmax, C))
     station_queue = np.empty(M)

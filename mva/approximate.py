@@ -81,7 +81,8 @@ from functools import partial
 
 import numpy as np
 
-from ._approximate_kernels import amva_fixed_point, amva_newton, damped, estimated_error
+from ._linearizer_kernels import linearizer as linearizer_kernel
+from ._linearizer_kernels import solve_population
 from .errors import ModelError, NumericalWarning, check_positive_integer
 from .jit import once
 from .network import Network, Station
@@ -146,7 +147,7 @@ def _merge_seidmann(network: Network, result: Result, groups) -> Result:
 class _State:
     """Queue lengths and marginals of the closed part at one population vector."""
 
-    def __init__(self, plan, population, queue=None, marginal=None):
+    def __init__(self, plan, population, queue=None, marginal=None, throughput=None):
         self.population = np.asarray(population, dtype=float)
         if queue is None:
             # start from customers spread in proportion to demand (think time included)
@@ -159,34 +160,16 @@ class _State:
             marginal = np.zeros(plan.table.shape)
             marginal[:, 0] = 1.0
         self.marginal = np.array(marginal, dtype=float)
+        # 0: unknown (a cold start); a warm start keeps the last solution's
+        self.throughput = np.zeros(len(self.population)) if throughput is None else np.array(throughput, dtype=float)
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
-        # Newton's closed-form queue lengths hold for product-form stations only
-        # (residual-time terms sit only at non-product-form stations)
-        reducible = not plan.needs_marginals and self.population.sum() > 1 and not plan.backlog.any()
-        budget = min(max_iter, _SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
-        out = amva_fixed_point(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
-                               self.population, queue_correction, marginal_correction, self.queue,
-                               self.marginal, tol, budget, plan.residual, plan.backlog, plan.closed_level,
+        out = solve_population(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
+                               self.population, queue_correction, marginal_correction, self.queue, self.marginal,
+                               self.throughput, tol, max_iter, plan.residual, plan.backlog, plan.closed_level,
                                plan.preemption, plan.blocking)
-        self.throughput, self.residence, self.removal, self.iterations, self.error = out
-        self.newton_iterations = 0
-        if self.error > tol and reducible:
-            # Substitution oscillates near saturation: Newton on the C throughputs instead.
-            x, r, q, its, err = amva_newton(plan.closed_demand, plan.is_delay, plan.think, self.population,
-                                            queue_correction, self.throughput, tol, _NEWTON_MAX_ITER)
-            self.iterations += its
-            self.newton_iterations = its
-            if err < self.error:
-                self.throughput, self.residence, self.error = x, r, err
-                self.queue[:] = q
+        self.residence, self.removal, self.iterations, self.newton_iterations, self.error = out
         return self
-
-
-#: Substitution steps tried before Newton on networks of queues and delays (most converge
-#: in far fewer; those that do not are near saturation, where Newton converges quadratically).
-_SUBSTITUTION_BEFORE_NEWTON = 500
-_NEWTON_MAX_ITER = 200
 
 
 def _zero_corrections(plan):
@@ -369,72 +352,36 @@ def schweitzer(network: Network, tol: float = 1e-8, max_iter: int = 10_000,
 def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
     population = plan.population.astype(float)
     M, C = plan.closed_demand.shape
-    present = np.flatnonzero(population > 0)
-    # Inner fixed points are solved 10x tighter than the outer tolerance, so that their
-    # residual error does not masquerade as movement of the corrections.
-    inner_tol = tol / 10
-    zero_p = _zero_corrections(plan)[1]
+    jmax = plan.table.shape[1]
+    main = _State(plan, population)
+    sub_queue, sub_marginal, sub_throughput = np.zeros((C, M, C)), np.zeros((C, M, jmax)), np.zeros((C, C))
     if start is None:
         fraction_shift = np.zeros((M, C, C))     # F[k, i, c]
-        marginal_shift = np.zeros_like(zero_p)   # G[k, j, c]
-        main = _State(plan, population)
+        marginal_shift = np.zeros((M, jmax, C))  # G[k, j, c]
     else:
-        # a related network's converged state: its corrections and queue lengths
+        # a related network's converged state: its corrections, queue lengths and throughputs
         if start["stations"] != M or not np.array_equal(start["population"], population):
             raise ModelError("options.start", f"is a result for {start['stations']} stations and populations "
                                               f"{start['population'].tolist()}, this network has {M} and "
                                               f"{population.tolist()}")
         fraction_shift, marginal_shift = start["fraction_shift"].copy(), start["marginal_shift"].copy()
-        main = _State(plan, population, start["queue"], start["marginal"])
-    main.solve(plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
-    iterations = main.iterations
-    newton = main.newton_iterations
-    # the networks with one customer fewer: N - e_c, started from the scaled solution at N
-    # (or from the start's own)
-    subs = {}
-    for c in present:
-        pop = population.copy()
-        pop[c] -= 1
-        scale = np.divide(pop, population, out=np.zeros(C), where=population > 0)
-        subs[c] = _State(plan, pop, main.queue * scale, main.marginal.copy()) if start is None \
-            else _State(plan, pop, *start["subs"][c])
-    outer_error, change = np.inf, np.inf
-    relaxation = 1.0  # share of the newly measured corrections taken in each outer iteration
-    outer = 0
-    for outer in range(1, max_outer + 1):  # noqa: B007 (the count is reported)
-        inner_ok = True
-        for sub in subs.values():
-            sub.solve(plan, _queue_correction(fraction_shift, sub.population), marginal_shift, inner_tol, max_iter)
-            iterations += sub.iterations
-            newton += sub.newton_iterations
-            inner_ok &= sub.error <= inner_tol
-        own_fraction = np.divide(main.queue, population, out=np.zeros((M, C)), where=population > 0)
-        for c, sub in subs.items():
-            pop = sub.population
-            sub_fraction = np.divide(sub.queue, pop, out=np.zeros((M, C)), where=pop > 0)
-            new_f = np.where(pop > 0, sub_fraction - own_fraction, 0.0)
-            new_g = sub.marginal - main.removal[:, :, c]
-            fraction_shift[:, :, c] += relaxation * (new_f - fraction_shift[:, :, c])
-            marginal_shift[:, :, c] += relaxation * (new_g - marginal_shift[:, :, c])
-        before_x, before_q = main.throughput.copy(), main.queue.copy()
-        main.solve(plan, _queue_correction(fraction_shift, population), marginal_shift, inner_tol, max_iter)
-        iterations += main.iterations
-        newton += main.newton_iterations
-        inner_ok &= main.error <= inner_tol
-        previous, change = change, max(
-            np.max(np.abs(main.throughput - before_x)[present] / main.throughput[present]),
-            np.max(np.abs(main.queue - before_q)[:, present] / population[present]))
-        outer_error, contracting = estimated_error(change, previous, relaxation)
-        if not contracting:
-            relaxation = damped(relaxation)
-        if outer_error <= tol and inner_ok:
-            break
+        main = _State(plan, population, start["queue"], start["marginal"], start["throughput"])
+        for c, (queue, marginal, throughput) in start["subs"].items():
+            sub_queue[c], sub_marginal[c], sub_throughput[c] = queue, marginal, throughput
+    residence, iterations, newton, outer, outer_error, inner_ok = linearizer_kernel(
+        plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think, population, plan.residual,
+        plan.backlog, plan.closed_level, plan.preemption, plan.blocking, tol, max_iter, max_outer, start is not None,
+        fraction_shift, marginal_shift, main.queue, main.marginal, main.throughput, sub_queue, sub_marginal,
+        sub_throughput)
+    main.residence = residence
     extras["outer_iterations"] = outer
     extras["newton_iterations"] = newton
     extras["linearizer_state"] = {"population": population.copy(), "stations": M,
                                   "fraction_shift": fraction_shift, "marginal_shift": marginal_shift,
                                   "queue": main.queue.copy(), "marginal": main.marginal.copy(),
-                                  "subs": {c: (sub.queue.copy(), sub.marginal.copy()) for c, sub in subs.items()}}
+                                  "throughput": main.throughput.copy(),
+                                  "subs": {int(c): (sub_queue[c].copy(), sub_marginal[c].copy(), sub_throughput[c].copy())
+                                           for c in np.flatnonzero(population > 0)}}
     converged = bool(inner_ok and outer_error <= tol)
     if not converged and start is not None:
         # a start far from this network's fixed point can settle more slowly than a cold
@@ -443,6 +390,7 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
         extras["outer_iterations"] += outer
         extras["newton_iterations"] += newton
         return main, iterations + cold_iterations, converged, message
+    inner_tol = tol / 10
     if converged:
         message = ""
     elif not inner_ok:
@@ -451,13 +399,6 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
         message = (f"corrections not settled after {outer} outer iterations "
                    f"(estimated error {outer_error:.3g} > tol {tol:g})")
     return main, iterations, converged, message
-
-
-def _queue_correction(fraction_shift, population):
-    """Linearizer's term sum_i (n - e_c)_i F_kic of the estimate of Q_k(n - e_c), (M, C)."""
-    total = np.einsum("i,kic->kc", population, fraction_shift)
-    own = np.einsum("kcc->kc", fraction_shift)
-    return np.ascontiguousarray(total - own)
 
 
 def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer: int = 100,

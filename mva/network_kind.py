@@ -9,9 +9,11 @@ is ``NAME[k]``).  The kind is bound to one file (:meth:`NetworkKind.for_document
 stations and classes are the file's, the parameters' defaults are the file's values,
 and ``--method`` with the solver options chooses how it is solved (default ``auto``).
 
-Sweeps of a closed single-class network whose cases differ only in demands and think
-times go through the batch solver (:mod:`mva.batch`), one compiled pass per shape;
-anything else is solved case by case.
+Sweeps whose cases differ only in demands and think times go through a batch solver
+(:mod:`mva.batch`), one compiled pass per shape: exact MVA for a closed single-class
+network (``auto`` or ``exact``), Linearizer or Bard-Schweitzer for closed networks of any
+classes under ``--method linearizer`` or ``schweitzer``; anything else is solved case by
+case.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pandas as pd
 
 from .errors import ModelError, NumericalWarning
 from .files import DEFAULT_TIME_UNIT, time_unit
-from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_values
+from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_values, split_element
 
 __all__ = ["NetworkKind", "NetworkModel", "NetworkSolution"]
 
@@ -132,6 +134,16 @@ class NetworkKind(ModelKind):
         """Whether cases may go through the batch solver, which is exact."""
         return self.method in ("auto", "exact") and not self.options
 
+    @property
+    def _approximate(self) -> str | None:
+        """The approximate method whose batch solver may take the cases (``--method
+        linearizer`` or ``schweitzer`` with options it takes), else None."""
+        from .batch import BATCH_APPROXIMATE
+        options = dict(self.options)
+        if options.pop("multiserver", "marginal") != "marginal" or set(options) - {"tol", "max_iter", "max_outer"}:
+            return None
+        return self.method if self.method in BATCH_APPROXIMATE else None
+
     def _batches(self, network) -> bool:
         """Whether the exact batch solver takes ``network``: one closed product-form class,
         and the method would solve it exactly (``auto`` within its budget, ``exact`` when
@@ -142,15 +154,22 @@ class NetworkKind(ModelKind):
         from .exact import exact_lattice_fits
         from .plan import SolverPlan
 
-        if not can_batch(network):
+        if not self._exact or not can_batch(network):
             return False
         if self.method == "auto":
             return choose_method(network)[0] == "exact"
         return exact_lattice_fits(SolverPlan.of(network))
 
+    def _batches_approximately(self, network) -> bool:
+        """Whether the approximate batch solver takes ``network`` (:func:`mva.batch.can_batch_approximate`)."""
+        from .batch import can_batch_approximate
+        return self._approximate is not None and can_batch_approximate(network)
+
     def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case, batched where the cases share a shape (everything
-        but demands and think times) and the network is closed and single-class.
+        but demands and think times): exactly for a closed single-class network, by the
+        approximate batch solver for closed networks under ``--method linearizer`` or
+        ``schweitzer`` (:func:`mva.batch.batch_approximate`).
 
         A row's ``unreliable`` says whether its result flags itself; instead of one
         warning per such case, one line says how many there are and why the first is."""
@@ -163,16 +182,28 @@ class NetworkKind(ModelKind):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         count = int(frame["unreliable"].sum()) if "unreliable" in frame else 0
         if count:
-            first = str(doubts[0].message) if doubts else "see the cases' accuracy"
+            first = str(doubts[0].message) if doubts else self._first_doubt(base, cases, frame)
             warnings.warn(f"{count} of {len(frame)} cases are unreliable (column unreliable); the first: {first}",
                           NumericalWarning, stacklevel=2)
+        not_converged = int((~frame["converged"]).sum()) if "converged" in frame and self._approximate else 0
+        if not_converged and not any("converge" in str(w.message) for w in caught):
+            warnings.warn(f"{not_converged} of {len(frame)} cases did not converge (column converged): their "
+                          "numbers are the iteration's last", NumericalWarning, stacklevel=2)
         return frame
 
+    def _first_doubt(self, base, cases, frame) -> str:
+        """Why the first unreliable row of a batch is: its case solved alone."""
+        row = int(np.flatnonzero(frame["unreliable"].to_numpy())[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumericalWarning)
+            accuracy = self.from_values({**base, **cases[row]}).solve_result().accuracy
+        return f"{self.method}: {accuracy}" if accuracy.startswith("unreliable") else "see the cases' accuracy"
+
     def _solve_batch_cases(self, base: dict, cases: list[dict]) -> pd.DataFrame:
-        if not self._exact:
+        if not (self._exact or self._approximate):
             return pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in cases])
         names = list(dict.fromkeys(n for c in cases for n in c))
-        numeric = [n for n in names if n.endswith(NUMERIC)]
+        numeric = [n for n in names if split_element(n)[0].endswith(NUMERIC)]
         groups = {}
         for i, case in enumerate(cases):
             shape = tuple((n, hashable(v)) for n, v in case.items() if n not in numeric)
@@ -181,9 +212,13 @@ class NetworkKind(ModelKind):
         for shape, rows in groups.items():
             group = [cases[i] for i in rows]
             network = self.from_values({**base, **dict(shape)}).network
+            used = [n for n in numeric if any(n in c for c in group)]
             if self._batches(network):
-                used = [n for n in numeric if any(n in c for c in group)]
-                part = self._solve_batch(network, {**base, **dict(shape)}, group, used)
+                demand, think = self._case_arrays(network, group, used)
+                part = self._batch(network, demand[:, :, 0], think[:, 0])
+            elif self._batches_approximately(network):
+                demand, think = self._case_arrays(network, group, used)
+                part = self._batch_approximate(network, demand, think)
             else:
                 part = pd.DataFrame([self.from_values({**base, **c}).solve().flat() for c in group])
             parts.append(part.set_axis(rows))
@@ -197,11 +232,16 @@ class NetworkKind(ModelKind):
         network = self.from_values(base).network
         if not self._batches(network):
             return None
-        return self._batch(network, {n: self._column(n, a) for n, a in columns.items()}, count)
-
-    def _solve_batch(self, net, base, cases, names):
-        columns = {name: self._column(name, [c.get(name, base[name]) for c in cases]) for name in names}
-        return self._batch(net, columns, len(cases))
+        stations = list(network.station_names)
+        demand = np.tile(network.demands[:, 0], (count, 1))
+        think = np.full(count, float(network.think_time[0]))
+        for name, values in columns.items():
+            column = self._column(name, values)
+            if name == "network.think_time":
+                think = column
+            else:
+                demand[:, stations.index(name[len("station."):-len(".demand")])] = column
+        return self._batch(network, demand, think)
 
     @staticmethod
     def _column(name, values) -> np.ndarray:
@@ -213,28 +253,72 @@ class NetworkKind(ModelKind):
                 values = flat.astype(float)
             except (TypeError, ValueError):
                 raise ModelError(name, "must be a number (one class)") from None
-        column = np.asarray(values, dtype=float)
+        return NetworkKind._checked(name, np.asarray(values, dtype=float))
+
+    @staticmethod
+    def _checked(name, column) -> np.ndarray:
         if not np.all(np.isfinite(column)) or np.any(column < 0):
             bad = column[~(np.isfinite(column) & (column >= 0))][0]
             raise ModelError(name, f"must be finite and >= 0, got {bad:g}")
         return column
 
     @staticmethod
-    def _batch(net, columns: dict, count: int) -> pd.DataFrame:
+    def _case_arrays(network, cases: list[dict], names) -> tuple[np.ndarray, np.ndarray]:
+        """Each case's demands (B, M, C) and think times (B, C): ``network``'s, with the
+        swept ``names`` (whole lists first, then ``NAME[k]`` elements) written in, checked."""
+        C = network.n_classes
+        demand = np.repeat(network.demands[None], len(cases), axis=0)
+        think = np.repeat(np.asarray(network.think_time, dtype=float)[None], len(cases), axis=0)
+        stations = {name: k for k, name in enumerate(network.station_names)}
+        for name in sorted(names, key=lambda n: split_element(n)[1] is not None):
+            whole, index = split_element(name)
+            rows = [i for i, c in enumerate(cases) if name in c]
+            target = think if whole == "network.think_time" else demand[:, stations[whole[len("station."):-len(".demand")]]]
+            if index is not None and not -C <= index < C:
+                raise ModelError(name, f"{whole} has no element {index}: it is a list of {C}")
+            values = [cases[i][name] for i in rows]
+            if index is None and C == 1:
+                values = [v if isinstance(v, (list, tuple)) else [v] for v in values]
+            try:
+                column = np.array(values, dtype=float)
+            except (TypeError, ValueError):
+                column = None
+            if column is None or column.shape != ((len(rows), C) if index is None else (len(rows),)):
+                raise ModelError(name, f"must be {'a list of ' + str(C) + ' numbers' if index is None else 'a number'}")
+            if index is None:
+                target[rows] = NetworkKind._checked(name, column)
+            else:
+                target[rows, index] = NetworkKind._checked(name, column)
+        return demand, think
+
+    @staticmethod
+    def _batch(net, demand, think) -> pd.DataFrame:
         from .batch import batch_exact_single_class
         stations = list(net.station_names)
-        demand = np.tile(net.demands[:, 0], (count, 1))
-        think = np.full(count, float(net.think_time[0]))
-        for name, column in columns.items():
-            if name == "network.think_time":
-                think = column
-            else:
-                demand[:, stations.index(name[len("station."):-len(".demand")])] = column
         out = batch_exact_single_class(net, demand, think)
         frame = {"throughput": out["throughput"], "response_time": out["response_time"]}
         frame.update({f"utilization.{s}": out["utilization"][:, k] for k, s in enumerate(stations)})
-        frame["converged"] = np.ones(count, dtype=bool)
-        frame["unreliable"] = np.zeros(count, dtype=bool)    # exact MVA of a product-form network
+        frame["converged"] = np.ones(len(demand), dtype=bool)
+        frame["unreliable"] = np.zeros(len(demand), dtype=bool)    # exact MVA of a product-form network
+        return pd.DataFrame(frame)
+
+    def _batch_approximate(self, net, demand, think) -> pd.DataFrame:
+        """The rows of :meth:`NetworkModel.outputs` from :func:`mva.batch.batch_approximate`."""
+        from .batch import batch_approximate
+        out = batch_approximate(net, demand, think, self._approximate,
+                                **{k: v for k, v in self.options.items() if k != "multiserver"})
+        x, r = out["throughput"], out["response_time"]
+        if net.n_classes == 1:
+            frame = {"throughput": x[:, 0], "response_time": r[:, 0]}
+        else:
+            total = x.sum(axis=1)
+            frame = {"throughput": total,
+                     "response_time": np.divide((x * r).sum(axis=1), total, out=np.zeros(len(x)), where=total > 0)}
+            frame.update({f"throughput.{c}": x[:, j] for j, c in enumerate(net.classes)})
+            frame.update({f"response_time.{c}": r[:, j] for j, c in enumerate(net.classes)})
+        frame.update({f"utilization.{s}": out["utilization"][:, k].sum(axis=1) for k, s in enumerate(net.station_names)})
+        frame["converged"] = out["converged"]
+        frame["unreliable"] = out["unreliable"]
         return pd.DataFrame(frame)
 
 

@@ -73,7 +73,8 @@ import numpy as np
 
 from ._approximate_kernels import erlang_c  # noqa: F401 (public here: one Erlang C for both)
 
-__all__ = ["open_residence", "erlang_c", "approximation_note", "variant_spread", "SPREAD_LIMIT",
+__all__ = ["open_residence", "erlang_c", "approximation_note", "variant_spread", "variant_settings",
+           "spread_measures", "SPREAD_LIMIT",
            "ESTIMATE_LIMIT", "FORM_LIMIT", "MEASURED_ACCURACY"]
 
 #: What the approximation's numbers are worth: measured by
@@ -103,6 +104,77 @@ ESTIMATE_LIMIT = 0.07
 FORM_LIMIT = 0.08
 
 
+def variant_settings(plan) -> np.ndarray:
+    """The forms :func:`variant_spread` solves by Bard-Schweitzer, one row each: the
+    preemption factor, the residual-time term off (1), the blocking correction on (1), the
+    non-product-form terms off (1).  Row 0 is the chosen form, the last row the
+    product-form answer, the rows between the variants that bracket the chosen form."""
+    from ._approximate_kernels import PREEMPT_BKLC, PREEMPT_CL
+
+    chosen, blocking = int(plan.preemption), int(plan.blocking)
+    rows = [(chosen, 0, blocking, 0)]
+    if plan.closed_level.any():
+        rows += [(PREEMPT_BKLC, 0, blocking, 0), (PREEMPT_CL, 0, blocking, 0)]
+    if plan.residual.any():
+        rows.append((chosen, 1, blocking, 0))
+    if plan.mixed_classes:
+        rows.append((chosen, 0, 0, 0))
+    rows.append((chosen, 0, blocking, 1))
+    return np.array(rows, dtype=np.int64)
+
+
+def _variant_plan(plan, row):
+    """``plan`` in the form of one row of :func:`variant_settings`."""
+    import copy
+
+    variant = copy.copy(plan)
+    variant.preemption, variant.blocking = int(row[0]), bool(row[2])
+    if row[1] or row[3]:
+        variant.residual = np.zeros_like(plan.residual)
+    if row[3]:
+        variant.backlog = np.zeros_like(plan.backlog)
+    return variant
+
+
+def spread_measures(throughput, variant_throughput, compare_estimate=False) -> dict:
+    """What :func:`variant_spread` measures, for any number of cases at once.
+
+    Parameters
+    ----------
+    throughput : (..., C)             the solution's class throughputs.
+    variant_throughput : (..., V, C)  the rows of :func:`variant_settings` by Bard-Schweitzer.
+    compare_estimate : bool           the solution is Linearizer's: measure its distance to
+                                      Bard-Schweitzer's (row 0).
+
+    Returns
+    -------
+    dict of arrays over the leading axes: ``spread`` (the variants' range relative to row
+    0), ``low`` and ``high`` (..., C), ``form_gap`` (the product-form answer's move),
+    ``estimate_gap`` (0 unless ``compare_estimate``), each gap's worst class
+    (``*_class``), and ``doubtful``: some gap beyond its limit.
+    """
+    throughput = np.asarray(throughput, dtype=float)
+    variant_throughput = np.asarray(variant_throughput, dtype=float)
+    base = variant_throughput[..., 0, :]
+    active = (throughput > 0) & (base > 0)
+
+    def relative(values, reference):
+        return np.where(active, np.abs(values) / np.where(active, reference, 1.0), 0.0)
+
+    brackets = variant_throughput[..., :-1, :]
+    low, high = brackets.min(axis=-2), brackets.max(axis=-2)
+    spread = relative(high - low, base)
+    form = relative(variant_throughput[..., -1, :] - base, base)
+    estimate = relative(base - throughput, throughput) if compare_estimate else np.zeros_like(spread)
+    out = {"low": low, "high": high}
+    for name, gaps in (("spread", spread), ("form_gap", form), ("estimate_gap", estimate)):
+        out[name] = gaps.max(axis=-1)
+        out[f"{name}_class"] = gaps.argmax(axis=-1)
+    out["doubtful"] = (out["spread"] > SPREAD_LIMIT) | (out["form_gap"] > FORM_LIMIT) \
+        | (out["estimate_gap"] > ESTIMATE_LIMIT)
+    return out
+
+
 def variant_spread(plan, throughput, schweitzer, compare_estimate=False,
                    base=None) -> tuple[list[str], float, float]:
     """Doubts about a non-product-form solution from the spread of its variants.
@@ -114,7 +186,8 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False,
     saturation); for non-exponential service, exponential service and the residual-time
     term; where classes with different demands or levels meet, the count of customers an
     arrival finds with and without the blocking correction.  All are solved by
-    Bard-Schweitzer (cheap), the spread taken relative to its solution of the chosen form.
+    Bard-Schweitzer (cheap), the spread taken relative to its solution of the chosen form
+    (:func:`variant_settings`, :func:`spread_measures`).
     Where these variants move some class throughput by more than :data:`SPREAD_LIMIT`, or
     the non-product-form terms move it by more than :data:`FORM_LIMIT` from the
     product-form answer, or (``compare_estimate``: the method was Linearizer)
@@ -136,57 +209,24 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False,
     (doubts, spread, form_gap): one sentence per limit exceeded; the variants' spread and the
     largest move from the product-form answer (relative).
     """
-    import copy
-
-    from ._approximate_kernels import PREEMPT_BKLC, PREEMPT_CL
-
-    variants = []
-    if plan.closed_level.any():
-        for preemption in (PREEMPT_BKLC, PREEMPT_CL):
-            variant = copy.copy(plan)
-            variant.preemption = preemption
-            variants.append(variant)
-    if plan.residual.any():
-        variant = copy.copy(plan)
-        variant.residual = np.zeros_like(plan.residual)
-        variants.append(variant)
-    if plan.mixed_classes:
-        variant = copy.copy(plan)
-        variant.blocking = False
-        variants.append(variant)
-    product_form = copy.copy(plan)
-    product_form.backlog = np.zeros_like(plan.backlog)
-    product_form.residual = np.zeros_like(plan.residual)
-    base = schweitzer(plan).throughput if base is None else base
-    active = (throughput > 0) & (base > 0)
-
-    def relative(values, reference):
-        return np.where(active, np.abs(values) / np.where(active, reference, 1.0), 0.0)
-
-    doubts, spread = [], 0.0
-    if variants:
-        others = np.array([schweitzer(v).throughput for v in variants])
-        low = np.minimum(others.min(axis=0), base)
-        high = np.maximum(others.max(axis=0), base)
-        gaps = relative(high - low, base)
-        spread = float(gaps.max())
-        if spread > SPREAD_LIMIT:
-            c = int(np.argmax(gaps))
-            scale = throughput[c] / base[c]     # the range about the method's own answer
-            doubts.append(f"the non-product-form approximation's variants disagree by {100 * spread:.3g}% (closed "
-                          f"class {c + 1}'s throughput from {low[c] * scale:.4g} to {high[c] * scale:.4g})")
-    gaps = relative(schweitzer(product_form).throughput - base, base)
-    form_gap = float(gaps.max())
+    settings = variant_settings(plan)
+    solved = [schweitzer(_variant_plan(plan, row)).throughput if k or base is None else base
+              for k, row in enumerate(settings)]
+    m = spread_measures(throughput, np.array(solved), compare_estimate)
+    spread, form_gap = float(m["spread"]), float(m["form_gap"])
+    doubts = []
+    if spread > SPREAD_LIMIT:
+        c = int(m["spread_class"])
+        scale = throughput[c] / solved[0][c]     # the range about the method's own answer
+        doubts.append(f"the non-product-form approximation's variants disagree by {100 * spread:.3g}% (closed "
+                      f"class {c + 1}'s throughput from {m['low'][c] * scale:.4g} to {m['high'][c] * scale:.4g})")
     if form_gap > FORM_LIMIT:
-        c = int(np.argmax(gaps))
-        doubts.append(f"the non-product-form terms move closed class {c + 1}'s throughput {100 * form_gap:.3g}% from "
-                      "the product-form answer, where the approximation's error grows with that move")
-    if compare_estimate:
-        gaps = relative(base - throughput, throughput)
-        if gaps.max() > ESTIMATE_LIMIT:
-            c = int(np.argmax(gaps))
-            doubts.append(f"Bard-Schweitzer's arrival estimate moves closed class {c + 1}'s throughput by "
-                          f"{100 * gaps.max():.3g}%, where the arrival theorem does not hold")
+        doubts.append(f"the non-product-form terms move closed class {int(m['form_gap_class']) + 1}'s throughput "
+                      f"{100 * form_gap:.3g}% from the product-form answer, where the approximation's error grows "
+                      "with that move")
+    if float(m["estimate_gap"]) > ESTIMATE_LIMIT:
+        doubts.append(f"Bard-Schweitzer's arrival estimate moves closed class {int(m['estimate_gap_class']) + 1}'s "
+                      f"throughput by {100 * float(m['estimate_gap']):.3g}%, where the arrival theorem does not hold")
     if doubts:
         doubts[-1] += ": simulate it (--method simulation)"
     return doubts, spread, form_gap

@@ -1,0 +1,159 @@
+"""The approximate batch solver (:func:`mva.batch.batch_approximate`) and the sweeps that
+use it: every row is the single solve of its case (same method, same checks) to within
+the tolerance, whatever the order of the cases, the start each case took or the
+structure each case has."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mva import NumericalWarning, solve
+from mva.batch import batch_approximate, can_batch_approximate
+from mva.errors import ModelError
+from mva.files import network_from_dict
+from mva.sweep import run_sweep
+from mva.targets import ModelTarget
+
+#: a priority CPU, an FCFS disk with class-dependent demands, two FCFS servers with
+#: low-variability service (marginals and the residual-time term), a PS queue, a delay;
+#: swept over the CPU demand of class b, its results go from reliable to flagged
+#: (variants, the move from product form, a utilisation above 1)
+PRIORITY = {"network": {"classes": ["a", "b", "c"], "population": [3, 4, 2], "think_time": [1.0, 0.5, 2.0]},
+            "station": [{"name": "cpu", "type": "queue", "demand": [0.01, 0.12, 0.10], "discipline": "priority",
+                         "priority": [0, 1, 1]},
+                        {"name": "disk", "type": "queue", "demand": [0.08, 0.05, 0.06], "discipline": "fcfs"},
+                        {"name": "pair", "type": "multi", "servers": 2, "demand": [0.1, 0.1, 0.1],
+                         "discipline": "fcfs", "scv": 0.5},
+                        {"name": "ps", "type": "queue", "demand": [0.03, 0.05, 0.04]},
+                        {"name": "lan", "type": "delay", "demand": [0.02, 0.01, 0.03]}]}
+
+RTOL = 1e-6     # both answers are within tol = 1e-8 of one fixed point
+
+
+def _case_network(doc, case):
+    target = ModelTarget(doc)
+    return target.cls.from_values({**target.base, **case}).network
+
+
+def _single(doc, case, method, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        return solve(_case_network(doc, case), method, **options)
+
+
+def _assert_rows_are_single_solves(doc, cases, method, frame=None, **options):
+    if frame is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumericalWarning)
+            frame = run_sweep(doc, cases, method=method, options=options or None, progress=False)
+    assert len(frame) == len(cases)
+    for i, case in enumerate(cases):
+        result = _single(doc, case, method, **options)
+        for c, name in enumerate(result.classes):
+            assert frame.loc[i, f"throughput.{name}"] == pytest.approx(result.throughput[c], rel=RTOL)
+            assert frame.loc[i, f"response_time.{name}"] == pytest.approx(result.response_time[c], rel=RTOL)
+        util = frame.loc[i, [f"utilization.{s}" for s in result.stations]].to_numpy(dtype=float)
+        np.testing.assert_allclose(util, result.station_utilization(), rtol=RTOL)
+        assert frame.loc[i, "unreliable"] == result.accuracy.startswith("unreliable"), (i, result.accuracy)
+        assert frame.loc[i, "converged"] == result.converged
+    return frame
+
+
+@pytest.mark.parametrize("method", ["linearizer", "schweitzer"])
+def test_a_line_sweep_equals_single_solves(method):
+    cases = [{"station.cpu.demand": [0.01, float(d), 0.10]} for d in np.linspace(0.02, 0.6, 150)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        frame = run_sweep(PRIORITY, cases, method=method, progress=False)
+    picked = list(range(0, 150, 7)) + [149]
+    _assert_rows_are_single_solves(PRIORITY, [cases[i] for i in picked], method,
+                                   frame=frame.loc[picked].reset_index(drop=True))
+    assert frame["unreliable"].any() and not frame["unreliable"].all()   # both kinds of row are checked
+
+
+def test_shuffled_cases_and_a_grid_equal_single_solves():
+    rng = np.random.default_rng(3)
+    shuffled = [{"station.cpu.demand[1]": float(d)} for d in rng.uniform(0.02, 0.6, 90)]    # sorted by the batch
+    _assert_rows_are_single_solves(PRIORITY, shuffled, "linearizer")
+    grid = [{"station.disk.demand": [float(a), 0.05, 0.06], "network.think_time": [1.0, float(z), 2.0]}
+            for a in np.linspace(0.05, 0.5, 9) for z in np.linspace(0.1, 3.0, 10)]
+    _assert_rows_are_single_solves(PRIORITY, grid, "linearizer")
+
+
+def test_cases_whose_structure_differs_are_solved_as_their_own():
+    """Equal demands make the FCFS disk product form (no variants, another accuracy note)
+    and a zero demand takes a class off the priority CPU: each case as it is alone."""
+    cases = [{"station.disk.demand": [0.1, 0.1, 0.1]}, {"station.disk.demand": [0.1, 0.2, 0.1]},
+             {"station.cpu.demand": [0.0, 0.12, 0.10]}, {"station.disk.demand": [0.1, 0.1, 0.1]},
+             {"station.cpu.demand": [0.05, 0.0, 0.0]}, {}]
+    _assert_rows_are_single_solves(PRIORITY, cases, "linearizer")
+
+
+def test_options_are_the_single_solves_and_an_unconverged_case_says_so():
+    cases = [{"station.cpu.demand[2]": float(d)} for d in (0.2, 0.3, 0.4)]
+    _assert_rows_are_single_solves(PRIORITY, cases, "linearizer", tol=1e-6, max_outer=50)
+    with pytest.warns(NumericalWarning, match="did not converge"):
+        frame = run_sweep(PRIORITY, cases, method="linearizer", options={"max_outer": 1}, progress=False)
+    assert not frame["converged"].any()
+    _assert_rows_are_single_solves(PRIORITY, cases, "linearizer", frame=frame, max_outer=1)
+
+
+def test_the_predictor_saves_work_on_a_line_and_changes_nothing():
+    net = network_from_dict(PRIORITY)
+    B = 128
+    demand = np.repeat(net.demands[None], B, axis=0)
+    demand[:, 0, 1] = np.linspace(0.05, 0.4, B)
+    think = np.repeat(np.asarray(net.think_time)[None], B, axis=0)
+    line = batch_approximate(net, demand, think)
+    alone = np.array([batch_approximate(net, demand[b:b + 1], think[b:b + 1])["iterations"][0] for b in range(0, B, 8)])
+    assert line["iterations"].mean() < 0.5 * alone.mean()
+    for b in range(0, B, 8):
+        single = batch_approximate(net, demand[b:b + 1], think[b:b + 1])
+        np.testing.assert_allclose(line["throughput"][b], single["throughput"][0], rtol=RTOL)
+        assert line["unreliable"][b] == single["unreliable"][0]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 70))
+def test_random_cases_equal_single_solves(seed, count):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(count):
+        case = {"station.cpu.demand": rng.choice([0.0, 0.01, 0.1, 0.3], 3).tolist(),
+                "station.disk.demand": rng.uniform(0.0, 0.4, 3).round(rng.integers(1, 4)).tolist()}
+        if rng.random() < 0.5:
+            case["network.think_time"] = rng.uniform(0.0, 3.0, 3).tolist()
+        cases.append(case)
+    picked = cases if count <= 10 else [cases[i] for i in rng.choice(count, 10, replace=False)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        frame = run_sweep(PRIORITY, cases, method="linearizer", progress=False)
+    index = [cases.index(c) for c in picked]
+    _assert_rows_are_single_solves(PRIORITY, picked, "linearizer", frame=frame.loc[index].reset_index(drop=True))
+
+
+def test_what_the_batch_does_not_take():
+    two_customers_open = {"network": {"classes": ["a", "b"], "population": [2, 0], "arrival_rate": [0, 0.5]},
+                          "station": [{"name": "q", "type": "queue", "demand": [0.1, 0.2]}]}
+    assert not can_batch_approximate(network_from_dict(two_customers_open))
+    falling = {"network": {"population": [3]},
+               "station": [{"name": "q", "type": "ld", "demand": [0.1], "capacity": [1.0, 2.0, 1.5]}]}
+    assert not can_batch_approximate(network_from_dict(falling))
+    # they still sweep, case by case, with the single solves' numbers
+    cases = [{"station.q.demand": [d]} for d in (0.1, 0.2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        frame = run_sweep(falling, cases, method="linearizer", progress=False)
+        assert frame.loc[1, "throughput"] == solve(_case_network(falling, cases[1]), "linearizer").throughput[0]
+
+
+@pytest.mark.parametrize("case, field", [
+    ({"station.cpu.demand": [0.1, -0.2, 0.3]}, "station.cpu.demand"),
+    ({"station.cpu.demand": [0.1, 0.2]}, "station.cpu.demand"),
+    ({"station.cpu.demand[5]": 0.1}, r"station.cpu.demand\[5\]"),
+    ({"network.think_time": [1.0, float("nan"), 1.0]}, "network.think_time"),
+])
+def test_bad_values_are_refused_by_name(case, field):
+    with pytest.raises(ModelError, match=field):
+        run_sweep(PRIORITY, [{}, case], method="linearizer", progress=False)
