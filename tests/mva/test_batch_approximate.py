@@ -157,3 +157,18 @@ def test_what_the_batch_does_not_take():
 def test_bad_values_are_refused_by_name(case, field):
     with pytest.raises(ModelError, match=field):
         run_sweep(PRIORITY, [{}, case], method="linearizer", progress=False)
+
+
+def test_dask_chunks_are_the_local_chunks_and_other_chunkings_agree_to_tol():
+    """Each chunk starts cold, so a Dask run equals a local run of the same chunk size bit
+    for bit, and another chunking agrees to within the tolerance."""
+    import dask.distributed  # noqa: F401 (a declared test extra: its absence is a failure)
+    cases = [{"station.cpu.demand": [0.01, float(d), 0.10]} for d in np.linspace(0.02, 0.6, 120)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        local = run_sweep(PRIORITY, cases, method="linearizer", chunk_size=40, progress=False)
+        distributed = run_sweep(PRIORITY, cases, method="linearizer", workers=2, chunk_size=40, progress=False)
+        whole = run_sweep(PRIORITY, cases, method="linearizer", progress=False)
+    import pandas as pd
+    pd.testing.assert_frame_equal(local, distributed, check_exact=True)
+    pd.testing.assert_frame_equal(local, whole, check_exact=False, rtol=RTOL)
