@@ -13,8 +13,10 @@ MVA with the variant and Bard-Schweitzer runs that decide whether to flag the re
 one Bard-Schweitzer solve, and ``mva.sweep.run_sweep`` (what ``mva solve --sweep``
 does) with ``method="linearizer"`` over ``--cases`` values of the CPU's demand for class 1
 in order (a line), the same values shuffled, and a square grid of about as many cases
-over that demand and the disk's for class 0; the line by Bard-Schweitzer; and
-``--auto-cases`` of the line with auto.  Linearizer and Bard-Schweitzer sweeps go through
+over that demand and the disk's for class 0; the line by Bard-Schweitzer; the line by
+auto with the disk made two FCFS servers of scv 0.5 (auto runs Linearizer there, as
+decomposition takes no multi-server station); and ``--auto-cases`` of the line with auto
+on the network itself (decomposition, case by case).  Linearizer and Bard-Schweitzer sweeps go through
 the approximate batch solver (:func:`mva.batch.batch_approximate`); then decomposition on the priority example
 of ``docs/files.md`` and on this network with the whole chain (``--method
 decomposition``).  Medians over ``--repeats`` runs after a warm-up.
@@ -75,6 +77,12 @@ def main(argv=None):
                                                                                     progress=False),
                                      max(1, args.repeats // 10))
         sweeps[what, method] = (len(these), seconds, int(frame["unreliable"].sum()))
+    # auto batches where it runs Linearizer: the disk as two FCFS servers with scv 0.5,
+    # which decomposition does not take
+    servers = {**doc, "station": [dict(st, type="multi", servers=2, scv=0.5) if st["name"] == "disk" else st
+                                  for st in doc["station"]]}
+    seconds, frame = median_time(lambda: run_sweep(servers, cases, progress=False), max(1, args.repeats // 10))
+    sweeps["line, disk of 2 servers", "auto (Linearizer)"] = (len(cases), seconds, int(frame["unreliable"].sum()))
     few = cases[::max(1, len(cases) // args.auto_cases)][:args.auto_cases]
     auto_sweep_s, _ = median_time(lambda: run_sweep(doc, few, progress=False), 1)
     print(f"network: 10 stations, 3 classes, 2 priority stations; auto ran {r.method} (chain "

@@ -105,11 +105,13 @@ def can_batch_approximate(network: Network) -> bool:
                    for k in range(network.n_stations) if not plan.is_delay[k])
 
 
-def _structure_keys(network: Network, demand) -> np.ndarray:
+def _structure_keys(network: Network, demand, every_station: bool = False) -> np.ndarray:
     """Per case, what decides which stations are product form
     (:meth:`mva.plan.SolverPlan._non_product_form`): which classes visit each station that
-    is not processor sharing, and whether their demands there differ."""
-    ordered = [k for k, s in enumerate(network.stations) if s.discipline != "ps"]
+    is not processor sharing, and whether their demands there differ; ``every_station``:
+    which classes visit every station (what else ``auto``'s choice reads: the routes of
+    :func:`mva.decomposition.decomposition_refusal`)."""
+    ordered = [k for k, s in enumerate(network.stations) if every_station or s.discipline != "ps"]
     if not ordered:
         return np.zeros(len(demand), dtype=np.int64)
     part = demand[:, ordered, :]
@@ -126,6 +128,11 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
     case with the accuracy checks of :func:`mva.solve` (the non-product-form variants of
     :func:`mva.nonproduct.variant_spread`, a utilisation above 1).
 
+    ``method="auto"``: what :func:`mva.auto.auto` chooses, per structure (its choice does
+    not depend on the demands' values, only on which are zero and which differ): the
+    batch where it chooses Linearizer or Bard-Schweitzer, else each case solved by
+    ``auto`` alone (exact MVA, decomposition).
+
     Cases share the stations' kinds, disciplines, priorities, servers and capacities, the
     populations and the classes; demands and think times vary.  They are solved in one
     compiled pass per structure (which stations are product form,
@@ -141,7 +148,7 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
         Service demand of each case at each station for each class (time unit).
     think : array (B, C)
         Think time of each case per class (time unit).
-    method : {"linearizer", "schweitzer"}
+    method : {"linearizer", "schweitzer", "auto"}
     tol, max_iter, max_outer : as :func:`mva.approximate.linearizer`.
 
     Returns
@@ -154,10 +161,11 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
     """
     from ._linearizer_kernels import batch_approximate as kernel
     from .approximate import _warm_up, check_options
+    from .auto import choose_method
     from .nonproduct import spread_measures, variant_settings
 
-    if method not in BATCH_APPROXIMATE:
-        raise ModelError("method", f"the approximate batch solver runs {' or '.join(BATCH_APPROXIMATE)}, "
+    if method not in (*BATCH_APPROXIMATE, "auto"):
+        raise ModelError("method", f"the approximate batch solver runs {', '.join(BATCH_APPROXIMATE)} or auto, "
                                    f"not {method!r}")
     check_options(tol, max_iter, "marginal", max_outer=max_outer)
     if not can_batch_approximate(network):
@@ -181,7 +189,7 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
     out = {"throughput": np.zeros((B, C)), "residence_time": np.zeros((B, M, C)), "utilization": np.zeros((B, M, C)),
            "converged": np.zeros(B, dtype=bool), "unreliable": np.zeros(B, dtype=bool),
            "iterations": np.zeros(B, dtype=np.int64)}
-    keys = _structure_keys(network, demand)
+    keys = _structure_keys(network, demand, every_station=method == "auto")
     for key in np.unique(keys):
         rows = np.flatnonzero(keys == key)
         # in the order of their parameters, so that neighbours are close (a shuffled
@@ -189,10 +197,12 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
         params = np.concatenate([demand[rows].reshape(len(rows), -1), think[rows]], axis=1)
         varying = params[:, np.ptp(params, axis=0) > 0]
         rows = rows[np.lexsort(varying.T[::-1])] if varying.shape[1] else rows
-        first = rows[0]
-        stations = [s.__class__(s.name, s.kind, tuple(demand[first, k]), s.servers, s.capacity, s.discipline,
-                                s.priority, s.scv) for k, s in enumerate(network.stations)]
-        plan = SolverPlan.of(network.replace(stations=stations, think_time=tuple(think[first])))
+        case = _case_network(network, demand[rows[0]], think[rows[0]])
+        chosen = choose_method(case)[0] if method == "auto" else method
+        if chosen not in BATCH_APPROXIMATE:
+            _solve_alone(network, demand, think, rows, out, tol, max_iter, max_outer)
+            continue
+        plan = SolverPlan.of(case)
         settings = variant_settings(plan) if plan.backlog.any() else np.zeros((0, 4), dtype=np.int64)
         x = np.zeros((len(rows), C))
         residence = np.zeros((len(rows), M, C))
@@ -202,13 +212,34 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
         variants = np.zeros((len(rows), len(settings), C))
         kernel(np.ascontiguousarray(demand[rows]), np.ascontiguousarray(think[rows]), plan.is_delay, plan.table,
                plan.cap_len, population, plan.residual, plan.backlog, plan.closed_level, plan.preemption,
-               plan.blocking, method == "linearizer", tol, max_iter, max_outer, settings, x, residence, marginal,
+               plan.blocking, chosen == "linearizer", tol, max_iter, max_outer, settings, x, residence, marginal,
                converged, iterations, variants)
         util = utilization(plan, demand[rows] * x[:, None, :], marginal)
         unreliable = (util.sum(axis=2)[:, plan.backlog] > 1.0 + 1e-9).any(axis=1)
         if len(settings):
-            unreliable |= spread_measures(x, variants, compare_estimate=method == "linearizer")["doubtful"]
+            unreliable |= spread_measures(x, variants, compare_estimate=chosen == "linearizer")["doubtful"]
         out["throughput"][rows], out["residence_time"][rows], out["utilization"][rows] = x, residence, util
         out["converged"][rows], out["unreliable"][rows], out["iterations"][rows] = converged, unreliable, iterations
     out["response_time"] = out["residence_time"].sum(axis=1)
     return out
+
+
+def _case_network(network: Network, demand, think) -> Network:
+    """``network`` with one case's demands (M, C) and think times (C,)."""
+    stations = [s.__class__(s.name, s.kind, tuple(demand[k]), s.servers, s.capacity, s.discipline, s.priority, s.scv)
+                for k, s in enumerate(network.stations)]
+    return network.replace(stations=stations, think_time=tuple(think))
+
+
+def _solve_alone(network, demand, think, rows, out, tol, max_iter, max_outer) -> None:
+    """The cases ``rows`` solved one by one by ``auto`` (where it does not choose an
+    approximate method), written into ``out``."""
+    from .solve import solve
+
+    for b in rows:
+        result = solve(_case_network(network, demand[b], think[b]), "auto", tol=tol, max_iter=max_iter,
+                       max_outer=max_outer)
+        out["throughput"][b], out["residence_time"][b] = result.throughput, result.residence_time
+        out["utilization"][b], out["converged"][b] = result.utilization, result.converged
+        out["unreliable"][b] = result.accuracy.startswith("unreliable")
+        out["iterations"][b] = result.iterations

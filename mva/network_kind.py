@@ -12,8 +12,8 @@ and ``--method`` with the solver options chooses how it is solved (default ``aut
 Sweeps whose cases differ only in demands and think times go through a batch solver
 (:mod:`mva.batch`), one compiled pass per shape: exact MVA for a closed single-class
 network (``auto`` or ``exact``), Linearizer or Bard-Schweitzer for closed networks of any
-classes under ``--method linearizer`` or ``schweitzer``; anything else is solved case by
-case.
+classes under ``--method linearizer`` or ``schweitzer``, or under ``auto`` where it runs
+them; anything else is solved case by case.
 """
 from __future__ import annotations
 
@@ -136,13 +136,13 @@ class NetworkKind(ModelKind):
 
     @property
     def _approximate(self) -> str | None:
-        """The approximate method whose batch solver may take the cases (``--method
-        linearizer`` or ``schweitzer`` with options it takes), else None."""
+        """The method whose approximate batch solver may take the cases (``--method
+        linearizer``, ``schweitzer`` or ``auto``, with options it takes), else None."""
         from .batch import BATCH_APPROXIMATE
         options = dict(self.options)
         if options.pop("multiserver", "marginal") != "marginal" or set(options) - {"tol", "max_iter", "max_outer"}:
             return None
-        return self.method if self.method in BATCH_APPROXIMATE else None
+        return self.method if self.method in (*BATCH_APPROXIMATE, "auto") else None
 
     def _batches(self, network) -> bool:
         """Whether the exact batch solver takes ``network``: one closed product-form class,
@@ -162,14 +162,19 @@ class NetworkKind(ModelKind):
 
     def _batches_approximately(self, network) -> bool:
         """Whether the approximate batch solver takes ``network`` (:func:`mva.batch.can_batch_approximate`)."""
-        from .batch import can_batch_approximate
-        return self._approximate is not None and can_batch_approximate(network)
+        from .auto import choose_method
+        from .batch import BATCH_APPROXIMATE, can_batch_approximate
+        if self._approximate is None or not can_batch_approximate(network):
+            return False
+        # auto: where it would choose an approximate method for the sweep's first case
+        # (cases of other structures are solved as auto solves them, in the batch)
+        return self._approximate != "auto" or choose_method(network)[0] in BATCH_APPROXIMATE
 
     def solve_batch(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         """Flat outputs of every case, batched where the cases share a shape (everything
         but demands and think times): exactly for a closed single-class network, by the
         approximate batch solver for closed networks under ``--method linearizer`` or
-        ``schweitzer`` (:func:`mva.batch.batch_approximate`).
+        ``schweitzer``, or ``auto`` where it runs them (:func:`mva.batch.batch_approximate`).
 
         A row's ``unreliable`` says whether its result flags itself; instead of one
         warning per such case, one line says how many there are and why the first is."""

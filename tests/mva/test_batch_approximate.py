@@ -172,3 +172,35 @@ def test_dask_chunks_are_the_local_chunks_and_other_chunkings_agree_to_tol():
     import pandas as pd
     pd.testing.assert_frame_equal(local, distributed, check_exact=True)
     pd.testing.assert_frame_equal(local, whole, check_exact=False, rtol=RTOL)
+
+
+#: auto runs Linearizer here (decomposition refuses a multi-server station); with equal
+#: demands at the pair the network is product form and auto solves it exactly
+SERVERS = {"network": {"classes": ["a", "b"], "population": [4, 3], "think_time": [1.0, 2.0]},
+           "station": [{"name": "pair", "type": "multi", "servers": 2, "demand": [0.3, 0.1], "discipline": "fcfs"},
+                       {"name": "cpu", "type": "queue", "demand": [0.05, 0.2]},
+                       {"name": "lan", "type": "delay", "demand": [0.1, 0.1]}]}
+
+
+def test_auto_sweeps_batch_where_auto_runs_an_approximate_method():
+    from mva.auto import choose_method
+    assert choose_method(network_from_dict(SERVERS))[0] == "linearizer"
+    cases = [{"station.pair.demand": [float(d), 0.1]} for d in np.linspace(0.05, 0.6, 40)]
+    cases[7] = {"station.pair.demand": [0.1, 0.1]}       # product form: exact
+    assert choose_method(_case_network(SERVERS, cases[7]))[0] == "exact"
+    frame = _assert_rows_are_single_solves(SERVERS, cases, "auto")
+    assert frame.loc[7, "throughput.a"] == _single(SERVERS, cases[7], "auto").throughput[0]   # bit for bit
+
+
+def test_auto_sweeps_of_networks_it_decomposes_go_case_by_case():
+    """Without its multi-server station auto decomposes the priority network: no batch,
+    every row bit for bit auto's."""
+    from mva.auto import choose_method
+    doc = {**PRIORITY, "station": [s for s in PRIORITY["station"] if s["name"] != "pair"]}
+    assert choose_method(network_from_dict(doc))[0] == "decomposition"
+    cases = [{"station.cpu.demand": [0.01, float(d), 0.10]} for d in (0.1, 0.2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        frame = run_sweep(doc, cases, progress=False)
+    for i, case in enumerate(cases):
+        assert frame.loc[i, "throughput.b"] == _single(doc, case, "auto").throughput[1]
