@@ -221,6 +221,12 @@ def _cmd_what_if(args, solver, overrides) -> int:
     with _in_file(path):
         target.check_names(sweeps)
     grid = Grid(sweeps, zip=args.zip)
+    sweep_note = getattr(target.cls, "sweep_note", None)     # optional in the model-kind contract
+    if sweep_note is not None:
+        with _in_file(path):
+            note = sweep_note(target.base, len(grid))
+        if note:
+            print(f"mva: note: {note}", file=sys.stderr)
     distributed = bool(args.scheduler or args.workers)
     chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
     key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)

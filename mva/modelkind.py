@@ -140,6 +140,8 @@ class ModelKind:
       DataFrame (the vectorised sweep path);
     * ``solve_columns(base, columns, count)``: the same from one array per parameter,
       or None to fall back to ``solve_batch``;
+    * ``sweep_note(base, count)``: a sentence the command line prints before a sweep of
+      ``count`` cases (a faster way to run it), or "";
     * ``for_document(doc, solver)`` (classmethod): a kind whose parameters depend on the
       file returns an object with this interface bound to it (``network``), taking the
       solver options (``--method`` ...) that only such kinds accept;
@@ -156,6 +158,7 @@ class ModelKind:
     simulate: Callable | None = None
     solve_batch: Callable | None = None
     solve_columns: Callable | None = None
+    sweep_note: Callable | None = None
     for_document: Callable | None = None
     values_in: Callable | None = None
     document: Callable | None = None

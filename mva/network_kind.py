@@ -32,6 +32,8 @@ from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_va
 __all__ = ["NetworkKind", "NetworkModel", "NetworkSolution"]
 
 NUMERIC = ("demand", "think_time")
+#: Sweeps from this many cases on get :meth:`NetworkKind.sweep_note`.
+SWEEP_NOTE_CASES = 100
 SOLVER_KEYS = ("method", "tol", "max_iter", "max_outer", "multiserver", "seed", "events", "replications",
                "precision", "target", "confidence", "workers", "scheduler")
 
@@ -195,6 +197,22 @@ class NetworkKind(ModelKind):
             warnings.warn(f"{not_converged} of {len(frame)} cases did not converge (column converged): their "
                           "numbers are the iteration's last", NumericalWarning, stacklevel=2)
         return frame
+
+    def sweep_note(self, base: dict, count: int) -> str:
+        """Before a sweep of ``count`` cases under ``auto`` that decomposes the network case
+        by case (tens of milliseconds each), where ``--method linearizer`` would batch
+        them: the choice, in one sentence; else ""."""
+        from .auto import choose_method
+        from .batch import can_batch_approximate
+
+        if self.method != "auto" or self.options or count < SWEEP_NOTE_CASES:
+            return ""
+        network = self.from_values(base).network
+        if not can_batch_approximate(network) or choose_method(network)[0] != "decomposition":
+            return ""
+        return (f"auto solves each of the {count:,} cases by decomposition, one by one (a Markov chain each); "
+                "--method linearizer solves them in one compiled batch, thousands a second, with the accuracy the "
+                "guide gives for it")
 
     def _first_doubt(self, base, cases, frame) -> str:
         """Why the first unreliable row of a batch is: its case solved alone."""

@@ -204,3 +204,20 @@ def test_auto_sweeps_of_networks_it_decomposes_go_case_by_case():
         frame = run_sweep(doc, cases, progress=False)
     for i, case in enumerate(cases):
         assert frame.loc[i, "throughput.b"] == _single(doc, case, "auto").throughput[1]
+
+
+def test_a_long_auto_sweep_that_decomposes_case_by_case_names_the_batch(tmp_path, capsys):
+    import tomli_w
+
+    from mva.cli import main
+    doc = {"network": {**PRIORITY["network"], "population": [1, 2, 1]},      # small chains: fast
+           "station": [s for s in PRIORITY["station"] if s["name"] != "pair"]}
+    path = tmp_path / "priority.toml"
+    path.write_text(tomli_w.dumps(doc))
+    for extra, cases, noted in (([], "0.01:0.3:0.002", True), ([], "0.01:0.3:0.1", False),
+                                (["--method", "linearizer"], "0.01:0.3:0.002", False)):
+        out = tmp_path / "out.csv"
+        assert main(["solve", str(path), "--sweep", f"station.cpu.demand[1]={cases}", "--format", "csv",
+                     "-o", str(out), "--force", *extra]) == 0
+        err = capsys.readouterr().err
+        assert ("--method linearizer solves them in one compiled batch" in err) == noted, err
