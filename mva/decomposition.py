@@ -796,21 +796,33 @@ class _Chain:
         and the residual max|pi Q| / max rate; ``start``, a stationary distribution of
         the same chain with other rates, starts the iterative solvers.
 
-        pi_0 is fixed to 1 and the other balance equations solved (the generator without
-        state 0's row and column is nonsingular for an irreducible chain): directly for
+        The probability of the state left most slowly is fixed to 1 and the other balance
+        equations solved (the generator without its row and column is nonsingular for an
+        irreducible chain): directly for
         small chains, else iteratively (a direct solve of 14,000-35,000 states took 10-100 s
         from fill-in), until the residual is below RESIDUAL_LIMIT / 1000 or
         :data:`SOLVER_ROUNDS` have run."""
         generator = self.generator(x_comp)
         out = np.asarray(generator.sum(axis=1)).ravel()
-        q = (generator - sp.diags(out)).T.tocsr()
-        S = q.shape[0]
+        S = generator.shape[0]
         if S == 1:
             return np.ones(1), 0.0
+        # The state whose probability is fixed (and whose balance equation is dropped):
+        # the one left most slowly, a likely one.  State 0 (everyone outside the chain)
+        # can be very rare: with a think time of 0.0014 s beside others near 1 s it was
+        # about 1e-20, the others' solution came out that many times larger, and neither
+        # the direct nor the iterative solvers kept any digit (residual 1).
+        ref = int(np.argmin(out))
+        order = np.r_[ref, np.delete(np.arange(S), ref)]
+        q = (generator - sp.diags(out)).T.tocsr()[order][:, order]
+        out = out[order]
+        start = None if start is None else start[order]
+        back = np.argsort(order)
         inner = q[1:, 1:].tocsc()
         rhs = -q[1:, 0].toarray().ravel()
         if S <= DIRECT_LIMIT:
-            return _normalised(spla.spsolve(inner, rhs), q, out)
+            pi, residual = _normalised(spla.spsolve(inner, rhs), q, out)
+            return pi[back], residual
         # The iterative solvers' own stopping tests are relative to the right-hand side,
         # which a chain whose state 0 is rare makes tiny; the test that matters is the
         # balance residual.  BiCGSTAB with a diagonal preconditioner first (0.04-3 s on
@@ -823,7 +835,7 @@ class _Chain:
             rest, _ = spla.bicgstab(inner, rhs, x0=rest, M=jacobi, rtol=1e-14, maxiter=200)
             pi, residual = _normalised(rest, q, out)
             if residual <= RESIDUAL_LIMIT * 1e-3:
-                return pi, residual
+                return pi[back], residual
         ilu = spla.spilu(inner, drop_tol=1e-2, fill_factor=2, permc_spec="NATURAL")
         preconditioner = spla.LinearOperator(inner.shape, ilu.solve)
         rest = None if not np.all(np.isfinite(rest)) else rest
@@ -832,11 +844,12 @@ class _Chain:
             pi, residual = _normalised(rest, q, out)
             if residual <= RESIDUAL_LIMIT * 1e-3:
                 break
-        return pi, residual
+        return pi[back], residual
 
 
 def _normalised(rest, q, out):
-    """pi from the solution with pi_0 = 1, and its balance residual max|pi Q| / max rate."""
+    """pi from the solution with pi_0 = 1 (the reference state first), and its balance
+    residual max|pi Q| / max rate."""
     pi = np.maximum(np.r_[1.0, rest], 0.0)
     pi /= pi.sum()
     return pi, float(np.abs(q @ pi).max() / max(out.max(), np.finfo(float).tiny))

@@ -239,6 +239,25 @@ def test_a_chain_that_cannot_grow_gets_a_second_opinion(priority_demand, queue_d
     assert r.accuracy.startswith("unreliable: no station more fits") == flagged == (gap > 0.03)
 
 
+def test_a_chain_whose_empty_state_is_very_rare_is_solved():
+    """Held-out network 277 of seed 10036 (FCFS kind): class 2 thinks 0.0014 s, so the
+    state with everyone outside the chain has probability about 1e-20.  With that state's
+    probability fixed, no solver kept a digit (residual 1, throughputs 0); the chain's
+    reference is now the state left most slowly.  The answer is close to Linearizer's and
+    to the simulation's (0.2511, 1.0802 against 0.2508, 1.0780, simulated to +-0.5%)."""
+    demands = [[0.32169837538145024, 0.5247658069394707], [0.13391162433208414, 0.28349994630904585],
+               [0.11339496957438366, 0.16808698931425747]]
+    net = Network([Station(f"fcfs{k + 1}", "queue", d, discipline="fcfs") for k, d in enumerate(demands)]
+                  + [Station("ps1", "queue", [0.18661263468418915, 0.8247568740310973]),
+                     Station("ps2", "delay", [0.9881794624916405, 0.30253053645117967]),
+                     Station("ps3", "queue", [0.6668889457541469, 0.17435582926532694])],
+                  population=[2, 6], think_time=[3.6547659518530966, 0.001379046591761451])
+    r = solve(net, "auto")
+    assert r.method == "decomposition" and r.converged and r.extras["residual"] <= 1e-9
+    assert r.extras["states"] > 500                      # the iterative solvers' path
+    np.testing.assert_allclose(r.throughput, solve(net, "linearizer").throughput, rtol=0.02)
+
+
 def test_many_non_product_form_stations_are_not_enumerated():
     """Nine FCFS stations with class-dependent demands and 12 customers per class: the
     whole chain would have 8.6e10 count states.  It is neither listed nor counted
