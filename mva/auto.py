@@ -12,7 +12,8 @@ Choice, by the network's shape (no solve is attempted and thrown away):
    flow-equivalent server with the non-product-form terms), has at most
    :data:`DECOMPOSITION_STATES` states and the flow-equivalent server's population
    lattice at most :data:`DECOMPOSITION_LATTICE` vectors, else by the approximate methods
-   below with the non-product-form terms;
+   below with the non-product-form terms (also where the chain's stationary equations
+   could not be solved to their limit, which ``extras["auto"]`` then says);
 1. **exact** (:func:`mva.exact_mva`) when its population lattice fits in memory and its
    estimated time, the cost of :func:`mva.exact.exact_cost` in lattice steps times the
    measured time of a step (:data:`STEP_SECONDS`: one class, or several, whose steps
@@ -27,8 +28,11 @@ naming a station), and ``extras["auto"]`` why it was chosen.
 """
 from __future__ import annotations
 
+import warnings
+
 from .approximate import check_options, linearizer, schweitzer
 from .decomposition import chain_states, decomposition, decomposition_refusal
+from .errors import NumericalWarning
 from .exact import exact_cost, exact_lattice_fits, exact_mva
 from .network import Network
 from .plan import SolverPlan
@@ -124,7 +128,18 @@ def auto(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer:
     if method == "exact":
         result = exact_mva(network)
     elif method == "decomposition":
-        result = decomposition(network, max_states=DECOMPOSITION_STATES)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NumericalWarning)
+            result = decomposition(network, max_states=DECOMPOSITION_STATES)
+        if not result.converged:
+            # a chain its solvers could not settle: the approximate method answers instead
+            method = "linearizer"
+            reason += (f"; but its stationary equations were solved only to a residual of "
+                       f"{result.extras['residual']:.2g}, so non-product-form MVA (Linearizer) answers")
+            result = linearizer(network, tol=tol, max_iter=max_iter, max_outer=max_outer, multiserver=multiserver)
+        else:
+            for w in caught:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     elif method == "linearizer":
         result = linearizer(network, tol=tol, max_iter=max_iter, max_outer=max_outer, multiserver=multiserver)
     else:

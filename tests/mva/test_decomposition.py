@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mva import ModelError, Network, Station, solve
+from mva import ModelError, Network, NumericalWarning, Station, solve
 from mva.decomposition import chain_states, decomposition_refusal
 from references.reference_ctmc import solve_closed
 
@@ -256,6 +256,23 @@ def test_a_chain_whose_empty_state_is_very_rare_is_solved():
     assert r.method == "decomposition" and r.converged and r.extras["residual"] <= 1e-9
     assert r.extras["states"] > 500                      # the iterative solvers' path
     np.testing.assert_allclose(r.throughput, solve(net, "linearizer").throughput, rtol=0.02)
+
+
+def test_auto_answers_by_linearizer_where_the_chain_is_not_solved(monkeypatch):
+    """A chain its solvers leave unsettled is not returned by auto (it would say so, but
+    its numbers could be anything): Linearizer answers, and extras['auto'] says why."""
+    import sys
+
+    module = sys.modules["mva.decomposition"]
+    net = _net([("priority", [0.2, 0.5], [0, 1]), ("ps", [0.3, 0.2])], [2, 3], [1.0, 2.0])
+    assert solve(net, "auto").method == "decomposition"
+    monkeypatch.setattr(module._Chain, "stationary", lambda self, x_comp, start=None:
+                        (np.full(len(self.n), 1.0 / len(self.n)), 0.5))
+    with pytest.warns(NumericalWarning) as caught:
+        r = solve(net, "auto")
+    assert r.method == "linearizer" and "residual of 0.5" in r.extras["auto"]
+    np.testing.assert_array_equal(r.throughput, solve(net, "linearizer").throughput)
+    assert not any("decomposition" in str(w.message) for w in caught)
 
 
 def test_many_non_product_form_stations_are_not_enumerated():
