@@ -82,7 +82,7 @@ from functools import partial
 import numpy as np
 
 from ._linearizer_kernels import linearizer as linearizer_kernel
-from ._linearizer_kernels import solve_population
+from ._linearizer_kernels import cold_state, solve_population
 from .errors import ModelError, NumericalWarning, check_positive_integer
 from .jit import once
 from .network import Network, Station
@@ -148,20 +148,15 @@ class _State:
     """Queue lengths and marginals of the closed part at one population vector."""
 
     def __init__(self, plan, population, queue=None, marginal=None, throughput=None):
+        """A cold start (:func:`mva._linearizer_kernels.cold_state`), or a warm one from
+        ``queue``, ``marginal`` and ``throughput`` (copied: the kernels update them in place)."""
         self.population = np.asarray(population, dtype=float)
+        M, C = plan.closed_demand.shape
+        self.queue, self.marginal, self.throughput = np.zeros((M, C)), np.zeros(plan.table.shape), np.zeros(C)
         if queue is None:
-            # start from customers spread in proportion to demand (think time included)
-            cycle = plan.think + plan.closed_demand.sum(axis=0)
-            share = np.divide(plan.closed_demand, cycle, out=np.zeros_like(plan.closed_demand),
-                              where=cycle > 0)
-            queue = share * self.population
-        self.queue = np.array(queue, dtype=float)  # owned: the kernel updates it in place
-        if marginal is None:
-            marginal = np.zeros(plan.table.shape)
-            marginal[:, 0] = 1.0
-        self.marginal = np.array(marginal, dtype=float)
-        # 0: unknown (a cold start); a warm start keeps the last solution's
-        self.throughput = np.zeros(len(self.population)) if throughput is None else np.array(throughput, dtype=float)
+            cold_state(plan.closed_demand, plan.think, self.population, self.queue, self.marginal, self.throughput)
+        else:
+            self.queue[:], self.marginal[:], self.throughput[:] = queue, marginal, throughput
 
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
         out = solve_population(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,

@@ -21,6 +21,8 @@ limits applied by :func:`mva.nonproduct.spread_measures` to every case at once).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from . import _exact_kernels, convolution
@@ -62,14 +64,8 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
     if not can_batch(network):
         raise ModelError("network", "the batch solver needs one closed class")
     plan = SolverPlan.of(network)
-    demand = np.ascontiguousarray(np.asarray(demand, dtype=float))
-    think = np.asarray(think, dtype=float)
-    B, M = demand.shape
-    if M != network.n_stations or think.shape != (B,):
-        raise ModelError("demand", f"expected ({B}, {network.n_stations}) demands and ({B},) think times")
-    if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.all(np.isfinite(think))
-            and np.all(think >= 0)):
-        raise ModelError("demand", "demands and think times must be finite and >= 0")
+    demand, think = _checked_cases(demand, think, (network.n_stations,), ())
+    B = len(demand)
     warm_up()
     if exact_algorithm(plan) == "mva-recursive":
         x, resid, queue, marginal = solve_with_complements(
@@ -86,6 +82,19 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
     util = utilization(plan, (demand * throughput[:, None])[:, :, None], marginal)[:, :, 0]
     return {"throughput": throughput, "response_time": residence.sum(axis=1), "residence_time": residence,
             "queue_length": residence * throughput[:, None], "utilization": util}
+
+
+def _checked_cases(demand, think, demand_shape: tuple, think_shape: tuple):
+    """``demand`` (B, *demand_shape) and ``think`` (B, *think_shape) as contiguous float64,
+    checked: the shapes, and every value finite and >= 0 (:class:`ModelError` otherwise)."""
+    demand = np.ascontiguousarray(np.asarray(demand, dtype=float))
+    think = np.ascontiguousarray(np.asarray(think, dtype=float))
+    B = len(demand)
+    if demand.shape != (B, *demand_shape) or think.shape != (B, *think_shape):
+        raise ModelError("demand", f"expected {(B, *demand_shape)} demands and {(B, *think_shape)} think times")
+    if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.all(np.isfinite(think)) and np.all(think >= 0)):
+        raise ModelError("demand", "demands and think times must be finite and >= 0")
+    return demand, think
 
 
 # --- approximate MVA of many multi-class networks -----------------------------------------
@@ -171,14 +180,9 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
     if not can_batch_approximate(network):
         raise ModelError("network", "the approximate batch solver needs closed classes, more than one customer and "
                                     "no decreasing capacity function")
-    demand = np.ascontiguousarray(np.asarray(demand, dtype=float))
-    think = np.ascontiguousarray(np.asarray(think, dtype=float))
-    B = len(demand)
     M, C = network.n_stations, network.n_classes
-    if demand.shape != (B, M, C) or think.shape != (B, C):
-        raise ModelError("demand", f"expected ({B}, {M}, {C}) demands and ({B}, {C}) think times")
-    if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.all(np.isfinite(think)) and np.all(think >= 0)):
-        raise ModelError("demand", "demands and think times must be finite and >= 0")
+    demand, think = _checked_cases(demand, think, (M, C), (C,))
+    B = len(demand)
     population = np.asarray(network.population, dtype=float)
     idle = ((demand.sum(axis=1) + think) == 0) & (population > 0)
     if idle.any():
@@ -226,8 +230,7 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
 
 def _case_network(network: Network, demand, think) -> Network:
     """``network`` with one case's demands (M, C) and think times (C,)."""
-    stations = [s.__class__(s.name, s.kind, tuple(demand[k]), s.servers, s.capacity, s.discipline, s.priority, s.scv)
-                for k, s in enumerate(network.stations)]
+    stations = [dataclasses.replace(s, demand=tuple(demand[k])) for k, s in enumerate(network.stations)]
     return network.replace(stations=stations, think_time=tuple(think))
 
 

@@ -192,10 +192,6 @@ class NetworkKind(ModelKind):
             first = str(doubts[0].message) if doubts else self._first_doubt(base, cases, frame)
             warnings.warn(f"{count} of {len(frame)} cases are unreliable (column unreliable); the first: {first}",
                           NumericalWarning, stacklevel=2)
-        not_converged = int((~frame["converged"]).sum()) if "converged" in frame and self._approximate else 0
-        if not_converged and not any("converge" in str(w.message) for w in caught):
-            warnings.warn(f"{not_converged} of {len(frame)} cases did not converge (column converged): their "
-                          "numbers are the iteration's last", NumericalWarning, stacklevel=2)
         return frame
 
     def sweep_note(self, base: dict, count: int) -> str:
@@ -255,7 +251,6 @@ class NetworkKind(ModelKind):
         network = self.from_values(base).network
         if not self._batches(network):
             return None
-        stations = list(network.station_names)
         demand = np.tile(network.demands[:, 0], (count, 1))
         think = np.full(count, float(network.think_time[0]))
         for name, values in columns.items():
@@ -263,7 +258,7 @@ class NetworkKind(ModelKind):
             if name == "network.think_time":
                 think = column
             else:
-                demand[:, stations.index(name[len("station."):-len(".demand")])] = column
+                demand[:, _station_index(network, name)] = column
         return self._batch(network, demand, think)
 
     @staticmethod
@@ -292,11 +287,10 @@ class NetworkKind(ModelKind):
         C = network.n_classes
         demand = np.repeat(network.demands[None], len(cases), axis=0)
         think = np.repeat(np.asarray(network.think_time, dtype=float)[None], len(cases), axis=0)
-        stations = {name: k for k, name in enumerate(network.station_names)}
         for name in sorted(names, key=lambda n: split_element(n)[1] is not None):
             whole, index = split_element(name)
             rows = [i for i, c in enumerate(cases) if name in c]
-            target = think if whole == "network.think_time" else demand[:, stations[whole[len("station."):-len(".demand")]]]
+            target = think if whole == "network.think_time" else demand[:, _station_index(network, whole)]
             if index is not None and not -C <= index < C:
                 raise ModelError(name, f"{whole} has no element {index}: it is a list of {C}")
             values = [cases[i][name] for i in rows]
@@ -317,32 +311,43 @@ class NetworkKind(ModelKind):
     @staticmethod
     def _batch(net, demand, think) -> pd.DataFrame:
         from .batch import batch_exact_single_class
-        stations = list(net.station_names)
         out = batch_exact_single_class(net, demand, think)
-        frame = {"throughput": out["throughput"], "response_time": out["response_time"]}
-        frame.update({f"utilization.{s}": out["utilization"][:, k] for k, s in enumerate(stations)})
-        frame["converged"] = np.ones(len(demand), dtype=bool)
-        frame["unreliable"] = np.zeros(len(demand), dtype=bool)    # exact MVA of a product-form network
-        return pd.DataFrame(frame)
+        ones = np.ones(len(demand), dtype=bool)
+        # exact MVA of a product-form network: converged, nothing to doubt
+        return _rows(net, out["throughput"][:, None], out["response_time"][:, None], out["utilization"], ones, ~ones)
 
     def _batch_approximate(self, net, demand, think) -> pd.DataFrame:
-        """The rows of :meth:`NetworkModel.outputs` from :func:`mva.batch.batch_approximate`."""
         from .batch import batch_approximate
         out = batch_approximate(net, demand, think, self._approximate,
                                 **{k: v for k, v in self.options.items() if k != "multiserver"})
-        x, r = out["throughput"], out["response_time"]
-        if net.n_classes == 1:
-            frame = {"throughput": x[:, 0], "response_time": r[:, 0]}
-        else:
-            total = x.sum(axis=1)
-            frame = {"throughput": total,
-                     "response_time": np.divide((x * r).sum(axis=1), total, out=np.zeros(len(x)), where=total > 0)}
-            frame.update({f"throughput.{c}": x[:, j] for j, c in enumerate(net.classes)})
-            frame.update({f"response_time.{c}": r[:, j] for j, c in enumerate(net.classes)})
-        frame.update({f"utilization.{s}": out["utilization"][:, k].sum(axis=1) for k, s in enumerate(net.station_names)})
-        frame["converged"] = out["converged"]
-        frame["unreliable"] = out["unreliable"]
-        return pd.DataFrame(frame)
+        unconverged = int((~out["converged"]).sum())
+        if unconverged:    # (a case solved alone warns itself)
+            warnings.warn(f"{unconverged} of {len(demand)} cases did not converge (column converged): their numbers "
+                          "are the iteration's last", NumericalWarning, stacklevel=2)
+        return _rows(net, out["throughput"], out["response_time"], out["utilization"].sum(axis=2), out["converged"],
+                     out["unreliable"])
+
+
+def _station_index(network, name: str) -> int:
+    """The station of a parameter ``station.<name>.demand``."""
+    return network.station_names.index(name[len("station."):-len(".demand")])
+
+
+def _rows(network, throughput, response_time, utilization, converged, unreliable) -> pd.DataFrame:
+    """The rows of :meth:`NetworkModel.outputs` (plus ``converged`` and ``unreliable``) for
+    many cases at once: ``throughput`` and ``response_time`` (B, C), ``utilization`` (B, M)."""
+    if network.n_classes == 1:
+        frame = {"throughput": throughput[:, 0], "response_time": response_time[:, 0]}
+    else:   # the system's throughput and its throughput-weighted response time (Result's)
+        total = throughput.sum(axis=1)
+        weighted = np.divide((throughput * response_time).sum(axis=1), total, out=np.zeros(len(total)),
+                             where=total > 0)
+        frame = {"throughput": total, "response_time": weighted}
+        frame.update({f"throughput.{c}": throughput[:, j] for j, c in enumerate(network.classes)})
+        frame.update({f"response_time.{c}": response_time[:, j] for j, c in enumerate(network.classes)})
+    frame.update({f"utilization.{s}": utilization[:, k] for k, s in enumerate(network.station_names)})
+    frame["converged"], frame["unreliable"] = converged, unreliable
+    return pd.DataFrame(frame)
 
 
 class NetworkModel(ModelKind):
