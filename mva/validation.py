@@ -214,6 +214,7 @@ def evaluate_nonproduct(job):
             "method": new.method, "partial": bool(new.extras.get("left_out")),
             "lin_x_mean": float(lin_err.mean()), "lin_x_max": float(lin_err.max()),
             "lin_flagged": linearizer.accuracy.startswith("unreliable") or not linearizer.converged,
+            "order_span": float(new.extras.get("order_span", 0.0)),
             "sim_half_width": truth.half_width, "sim_seconds": truth.seconds, "solve_seconds": new.solve_seconds}
 
 

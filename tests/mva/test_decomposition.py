@@ -9,6 +9,7 @@ must obey whatever its rates (hypothesis)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -170,7 +171,7 @@ def test_a_partial_chain_against_the_whole_markov_chain(stations, population, bo
     assert error < bound, (r.throughput, exact)
     assert (np.max(np.abs(solve(net, "linearizer").throughput / exact - 1)) > error) == beats_linearizer
     chain = [net.station_names.index(name) for name in r.extras["chain"]]
-    plain = module._solve_block(net, plan, chain, terms=(False,))[0]["throughput"]
+    plain = module._solve_block(net, plan, chain, ((False, 0),))[0]["throughput"]
     assert np.max(np.abs(plain / exact - 1)) > error
     gap = np.max(np.abs(plain / r.throughput - 1))
     assert r.extras["spread"] == pytest.approx(gap) and r.accuracy.startswith("unreliable") == (gap > 0.02)
@@ -239,6 +240,69 @@ def test_a_chain_that_cannot_grow_gets_a_second_opinion(priority_demand, queue_d
     assert r.accuracy.startswith("unreliable: no station more fits") == flagged == (gap > 0.03)
 
 
+def test_the_next_head_shares_by_each_rule_by_hand():
+    """Two of class 0 (demand 0.1) and one of class 1 (0.3) waiting, class 2 (0.2) absent:
+    in proportion 2/3, 1/3; shortest first class 0; longest first class 1.  Nobody waiting:
+    the level is left empty (option 0) by every rule."""
+    import sys
+
+    module = sys.modules["mva.decomposition"]
+    shares = module._next_head_shares(np.array([[2, 1, 0], [0, 0, 0]]), np.array([0.1, 0.3, 0.2]))
+    assert module.ORDER_RULES == ("random", "shortest", "longest")
+    assert np.allclose(shares[0, :, 0], [0, 2 / 3, 1 / 3, 0])
+    assert np.allclose(shares[0, :, 1], [0, 1, 0, 0]) and np.allclose(shares[0, :, 2], [0, 0, 1, 0])
+    assert np.allclose(shares[1], [[1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 0, 0]])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["fcfs", "priority"]), st.integers(2, 3), st.data())
+def test_the_fcfs_order_lies_between_shortest_and_longest_first(kind, C, data):
+    """Against the whole network's chain with the full FCFS order (reference_ctmc), where
+    only the order within a shared level is approximated: with two classes each class's
+    exact throughput lies between the chain's answers with the shortest waiting class
+    always next and with the longest (with three a middle class can fall just outside:
+    0.06% for demands 1, 1, 0.125), and the span the result reports exceeds the chain's
+    error."""
+    import sys
+
+    module = sys.modules["mva.decomposition"]
+    demand = data.draw(st.lists(st.floats(0.05, 1.0), min_size=C, max_size=C, unique=True)
+                       .filter(lambda d: np.ptp(d) > 0.01))
+    station = ("fcfs", demand) if kind == "fcfs" else ("priority", demand, [0] + [1] * (C - 1))
+    population = data.draw(st.lists(st.integers(1, 3), min_size=C, max_size=C).filter(lambda p: sum(p) <= 7))
+    think = data.draw(st.lists(st.floats(0.2, 3.0), min_size=C, max_size=C))
+    exact, _ = solve_closed([station], population, think)
+    net = _net([station], population, think)
+    r = solve(net, "decomposition")
+    answers = module._solve_block(net, module.SolverPlan.of(net), [0], ((True, 0), (True, 1), (True, 2)))
+    shortest, longest = answers[1]["throughput"], answers[2]["throughput"]
+    assert np.allclose(answers[0]["throughput"], r.throughput, rtol=1e-12)
+    low, high = np.minimum(shortest, longest), np.maximum(shortest, longest)
+    if C == 2:
+        assert np.all(exact >= low * (1 - 1e-9)) and np.all(exact <= high * (1 + 1e-9)), (exact, low, high)
+    assert r.extras["order_span"] == pytest.approx(np.max((high - low) / r.throughput), rel=1e-9, abs=1e-15)
+    assert np.max(np.abs(r.throughput / exact - 1)) <= r.extras["order_span"] + 1e-9
+
+
+@pytest.mark.parametrize("station, population, flagged", [
+    (("fcfs", [0.1, 1.0]), [2, 5], True),       # span 157%: the chain's rule is 6.2% from the exact chain
+    # the shared level's classes have equal demands: the order does not matter (BCMP)
+    (("priority", [0.2, 0.4, 0.4], [0, 1, 1]), [2, 2, 2], False),
+])
+def test_where_the_fcfs_order_matters_the_result_is_flagged(station, population, flagged):
+    """A result whose shortest-first and longest-first answers differ by more than
+    ORDER_LIMIT is flagged and says why; with equal demands no extra chain is solved."""
+    net = _net([station, ("ps", [0.2, 0.3, 0.1][:len(population)])], population, [1.0, 2.0, 1.5][:len(population)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        r = solve(net, "decomposition")
+    assert (r.extras["order_span"] > 1.0) == flagged
+    assert r.accuracy.startswith("unreliable: the order of service within a level") == flagged
+    assert ("serving the waiting class with the shortest demand first" in r.accuracy) == flagged
+    if not flagged:
+        assert r.extras["order_span"] == 0.0
+
+
 def test_a_chain_whose_empty_state_is_very_rare_is_solved():
     """Held-out network 277 of seed 10036 (FCFS kind): class 2 thinks 0.0014 s, so the
     state with everyone outside the chain has probability about 1e-20.  With that state's
@@ -266,7 +330,7 @@ def test_auto_answers_by_linearizer_where_the_chain_is_not_solved(monkeypatch):
     module = sys.modules["mva.decomposition"]
     net = _net([("priority", [0.2, 0.5], [0, 1]), ("ps", [0.3, 0.2])], [2, 3], [1.0, 2.0])
     assert solve(net, "auto").method == "decomposition"
-    monkeypatch.setattr(module._Chain, "stationary", lambda self, x_comp, start=None:
+    monkeypatch.setattr(module._Chain, "stationary", lambda self, x_comp, start=None, rule=0:
                         (np.full(len(self.n), 1.0 / len(self.n)), 0.5))
     with pytest.warns(NumericalWarning) as caught:
         r = solve(net, "auto")
