@@ -330,7 +330,7 @@ def test_auto_answers_by_linearizer_where_the_chain_is_not_solved(monkeypatch):
     module = sys.modules["mva.decomposition"]
     net = _net([("priority", [0.2, 0.5], [0, 1]), ("ps", [0.3, 0.2])], [2, 3], [1.0, 2.0])
     assert solve(net, "auto").method == "decomposition"
-    monkeypatch.setattr(module._Chain, "stationary", lambda self, x_comp, start=None, rule=0:
+    monkeypatch.setattr(module._Chain, "stationary", lambda self, x_comp, start=None, rule=0, target=0.0:
                         (np.full(len(self.n), 1.0 / len(self.n)), 0.5))
     with pytest.warns(NumericalWarning) as caught:
         r = solve(net, "auto")
