@@ -528,7 +528,8 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
     # a shared level's classes have unequal demands, once more with each extreme order
     variants = [(True, 0)] + [(False, 0)] * bool(left_out)
     ordered = _order_matters(plan, blocks[-1])
-    variants += [(True, 1), (True, 2)] * ordered
+    if ordered:
+        variants += [(True, 1), (True, 2)]
     answers = _solve_block(network, plan, blocks[-1], variants)
     answer = answers[0]
     order_span = 0.0
@@ -542,9 +543,10 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
                 f"({MEASURED_ACCURACY}; mva.decomposition: {', '.join(names)} as one Markov chain")
     note, spread, opinion = _error_estimates(network, plan, blocks, [a["throughput"] for a in answers], left_out)
     accuracy += note
+    order_moves = ("serving the waiting class with the shortest demand first instead of the longest moves the "
+                   "class throughputs by")
     if ordered:
-        accuracy += (f"; at levels shared by classes of unequal demands, serving the waiting class with the shortest "
-                     f"demand first instead of the longest moves the class throughputs by {100 * order_span:.2g}%")
+        accuracy += f"; at levels shared by classes of unequal demands, {order_moves} {100 * order_span:.2g}%"
     message = ""
     if not residual <= RESIDUAL_LIMIT:   # NaN too
         message = (f"the Markov chain's stationary equations were solved only to a residual of {residual:.2g} "
@@ -559,8 +561,7 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
                      f"{100 * OPINION_LIMIT:g}%)")
         elif order_span > ORDER_LIMIT:
             doubt = (f"the order of service within a level shared by classes of unequal demands matters here: "
-                     f"serving the waiting class with the shortest demand first instead of the longest moves the class "
-                     f"throughputs by {100 * order_span:.3g}% (limit {100 * ORDER_LIMIT:g}%), and the chain keeps only "
+                     f"{order_moves} {100 * order_span:.3g}% (limit {100 * ORDER_LIMIT:g}%), and the chain keeps only "
                      f"the head of the line")
         elif spread > SPREAD_LIMIT:
             doubt = (f"another treatment of part of the network (one station more in the Markov chain, or the "
@@ -632,8 +633,9 @@ def _solve_block(network: Network, plan: SolverPlan, block: list[int], variants=
     per entry (terms, rule) of ``variants``: whether the complement's non-product-form
     stations take their terms (:func:`_complement_lattice`), and the index in
     :data:`ORDER_RULES` of the next head's choice at shared levels.  The chain's states
-    and transitions are built once, only rates differ, and each solve starts from the
-    previous one's answer."""
+    and transitions are built once, only rates differ; a solve starts from the previous
+    one's answer, an extreme order's (an estimate, to :data:`ESTIMATE_RESIDUAL`) from the
+    first's."""
     first, last, nxt = _routes(network, plan, block)
     looping = _looping(last, nxt)
     answers, chain, pi, lattices = [], None, None, {}
@@ -644,7 +646,8 @@ def _solve_block(network: Network, plan: SolverPlan, block: list[int], variants=
             lattices[with_terms] = _complement_lattice(network, plan, block, looping, with_terms)
         x_comp, q_comp, lattice_strides = lattices[with_terms]
         if chain is None:
-            chain = _Chain(network, plan, block, first, last, nxt, lattice_strides)
+            rules = max(r for _, r in variants) + 1
+            chain = _Chain(network, plan, block, first, last, nxt, lattice_strides, rules)
         # the order's extremes only estimate an error against a 100% limit: solved from the
         # method's own answer, to a residual that keeps a few digits
         estimate = rule != 0 and bool(answers)
@@ -677,8 +680,9 @@ class _Chain:
     its index among the class's tuples) and, per shared level, the head option (0: the
     level is empty; i: the level's i-th class).  ``n`` (S, B, C) holds the numbers."""
 
-    def __init__(self, network, plan, block, first, last, nxt, lattice_strides):
+    def __init__(self, network, plan, block, first, last, nxt, lattice_strides, rules: int = 1):
         self.demand = plan.closed_demand[block]                    # (B, C)
+        self.rules = rules     # the first ``rules`` of ORDER_RULES, one rate column each
         self.nxt, self.last = nxt, last
         self.shared = _shared_levels(plan, block)
         self._enumerate(plan.population, last, nxt)
@@ -779,7 +783,7 @@ class _Chain:
         self.cols.append(np.where(self.sorted_codes[at] == codes, self.order[at], -1))
         rates = np.asarray(rates, dtype=float)
         self.rates.append(np.broadcast_to(rates if rates.ndim == 2 else rates.reshape(-1, 1),
-                                          (len(rows), len(ORDER_RULES))))
+                                          (len(rows), self.rules)))
 
     def _join(self, which, heads, n, b, c):
         """Class c joins block station b (in place): its count tuple moves, and it becomes
@@ -836,7 +840,7 @@ class _Chain:
                 self._add(idx, which, heads, rate)
                 continue
             waiting = n[:, b, classes]
-            shares = _next_head_shares(waiting, self.demand[b, classes])
+            shares = _next_head_shares(waiting, self.demand[b, classes], self.rules)
             for option in range(len(classes) + 1):    # 0: the level is left empty
                 keep = shares[:, option, :].any(axis=1)
                 if keep.any():
@@ -887,8 +891,7 @@ class _Chain:
         jacobi = spla.LinearOperator(inner.shape, lambda v: v / diagonal)
         rest = start[1:] / start[0] if start is not None and start[0] > 0 else None
         for _ in range(SOLVER_ROUNDS):
-            rest, _ = spla.bicgstab(inner, rhs, x0=rest, M=jacobi, rtol=min(1e-14 * target / 1e-12, 1e-6),
-                                    maxiter=200)
+            rest, _ = spla.bicgstab(inner, rhs, x0=rest, M=jacobi, rtol=target / 100, maxiter=200)
             pi, residual = _normalised(rest, q, out)
             if residual <= target:
                 return pi[back], residual
@@ -903,17 +906,18 @@ class _Chain:
         return pi[back], residual
 
 
-def _next_head_shares(waiting, demand) -> np.ndarray:
+def _next_head_shares(waiting, demand, rules: int = len(ORDER_RULES)) -> np.ndarray:
     """The chance that each option becomes a shared level's next head when its head
     leaves (P, 1 + classes, rules): option 0 when nobody waits, else the i-th class of
-    the level, by each of :data:`ORDER_RULES`; ``waiting`` (P, classes) the numbers
-    waiting there, ``demand`` (classes,) their demands at the station."""
+    the level, by each of the first ``rules`` of :data:`ORDER_RULES`; ``waiting``
+    (P, classes) the numbers waiting there, ``demand`` (classes,) their demands at the
+    station."""
     P, L = waiting.shape
-    shares = np.zeros((P, L + 1, len(ORDER_RULES)))
+    shares = np.zeros((P, L + 1, rules))
     left = waiting.sum(axis=1)
     shares[left == 0, 0, :] = 1.0
     present = waiting > 0
-    for r, rule in enumerate(ORDER_RULES):
+    for r, rule in enumerate(ORDER_RULES[:rules]):
         if rule == "random":
             weight = waiting.astype(float)
         else:
