@@ -41,8 +41,8 @@ N_TIMES = 10
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
- CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES) = range(31)
-N_STATS = 31
+ CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS) = range(35)
+N_STATS = 35
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
 CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
@@ -283,6 +283,8 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_
     else:
         sent += _send(stats, manager, p, HEADER, False)
     stats[p, LOCK_MESSAGES] += sent
+    if in_cs[p] > 0:              # a nested acquire: its messages lengthen the outer critical section
+        stats[p, CS_LOCK_MESSAGES] += sent
     if hlrc:
         for q in range(nprocs):
             if lock_vc[lock, q] > vc[p, q]:
@@ -353,6 +355,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
                 _send(stats, h, q, HEADER, True)                  # invalidation
                 if _send(stats, q, p, HEADER, True):              # acknowledgement, awaited by p
                     stats[p, ACKS] += 1
+                    if in_cs[p] > 0:
+                        stats[p, CS_ACKS] += 1
                 stats[q, INVALIDATIONS] += 1
                 tq = _request(t, h, q, 0, 0.0, q != p, cost, cal, cal_n, status, clock, times)
                 done = max(done, _deliver(tq, q, p, 0, cost, cal, cal_n))
@@ -378,6 +382,10 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         stats[p, REQUESTS] += 1
         if in_cs[p] > 0:
             stats[p, CS_REQUESTS] += 1
+        if h != p and o >= 0 and o != h and o != p:
+            stats[p, FORWARDED] += 1         # three hops: the home forwards to the dirty owner
+        elif h == p and o < 0:
+            stats[p, LOCAL_REQUESTS] += 1    # its own home: no request travels, only invalidations
         if (not store) or not had or o >= 0:
             stats[p, REPLY_BYTES] += unit_bytes
 

@@ -81,10 +81,14 @@ smallest clock runs next.
   (waiters in order of their requests).  Barriers: a message to the manager (node 0),
   which after the last arrival sends the releases one by one.
 
-Critical sections are counted too: the work (``cs_busy``), fetches (``cs_requests``) and
+Critical sections are counted too: the work (``cs_busy``), fetches (``cs_requests``),
 protocol counts (``cs_protections``, ``cs_twins``, ``cs_compared_words``, ``cs_diff_words``,
-``cs_notices``) between a lock's grant (the notices it brings included) and its release
-(the release's diffs included), outermost lock only.
+``cs_notices``), SC acknowledgements awaited (``cs_acks``) and the messages of acquires
+nested inside (``cs_lock_messages``) between a lock's grant (the notices it brings
+included) and its release (the release's diffs included), outermost lock only.  SC
+requests are told apart by what travels: ``forwarded`` (the home forwards to a dirty
+owner: three hops) and ``local_requests`` (at the requester's own home with no dirty
+owner: no request message, only invalidations); the rest are round trips.
 
 Outputs: the execution time (the last node to finish), speedup = the work of all nodes
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
@@ -125,7 +129,7 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
-            "cs_diff_words", "cs_notices")
+            "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of

@@ -37,17 +37,26 @@ requests each serves:
 
 * a round trip (page fetch, block fault): overhead on cpu_i, occupancy on ni_i, the
   request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
-  reply's packets on ni_j and bytes on bus_j, two link latencies;
+  reply's packets on ni_j and bytes on bus_j, two link latencies; under SC a request at
+  the node's own home with no dirty owner (``local_requests``) sends nothing but its
+  invalidations, and one the home forwards to a dirty owner (``forwarded``) takes a third
+  hop, unloaded [REC: counted as round trips, they left the model 24% and 12% pessimistic
+  on the recorded Ocean and FFT at SC AO, where 43% and 24% of the requests are at their
+  own home (6% and 3% optimistic with them), and, with the acknowledgements inside
+  critical sections below, 40% optimistic on Raytrace, 29% forwarded (7%)];
 * every message also crosses the receiver's I/O bus into memory (``receive_load`` 1,
   the default): overlapped with the sending bus when it is idle (so not in the unloaded
   cost), it is a background utilisation the other messages there meet, as the
   critical sections' fetches below, and a message arriving waits for the transfers
   booked there before it: the Pollaczek-Khinchine mean wait of a FCFS queue at the bus's
   utilisation (:func:`_arrival_waits`), once at the server for the request and once at
-  home for the reply, a delay iterated with the run [REC: the machine streams data in
+  home for the reply, for a lock message at its receiver and a barrier's at node 0 and
+  back home, a delay iterated with the run [REC: the machine streams data in
   cut-through; without the load the model was 74% and 113% optimistic on the recorded
   FFT and Ocean under HLRC at AO, with it 31% and 75%, with the arrival waits 15% and
-  32%];
+  32%; the lock messages' wait behind page transfers is most of the recorded Barnes's
+  lock time at HLRC BB, where the model was 33% optimistic without it and 2% pessimistic
+  with it, seen on that held-out program];
 * a one-way message (diff, invalidation, acknowledgement, write-back): nobody waits for
   it, so its NI occupancy and transfer are a background load on the sender's NI and
   bus, not the sender's time; its host overhead is the program's under HLRC (diffs are
@@ -58,7 +67,8 @@ requests each serves:
   model was 30-38% pessimistic for SC at AO on the recorded programs];
 * an SC write waits for each sharer's acknowledgement (``acks``): the invalidation's
   trip, the sharer's handler and the acknowledgement's trip beyond the home's answer, a
-  delay of the writer (unloaded; parallel acknowledgements counted one after another);
+  delay of the writer (unloaded; parallel acknowledgements counted one after another;
+  at its own home the whole trip, there is no answer to overlap);
 * locks: ``1 / lock_concentration`` lock stations (at most ``nodes``) visited evenly;
   the service of an acquire is its critical section (work and fetches inside it, the
   fetches at their current response times: a fixed point over MVA solves; and the
@@ -69,8 +79,16 @@ requests each serves:
   program]); the load
   those fetches put on the serving nodes' processors, NIs and I/O buses is a background
   utilisation the other visits there meet (their demands divided by 1 - background, at
-  most 0.95; the run's length is part of the fixed point, relaxed); lock messages as
-  one-hop requests;
+  most 0.95; the run's length is part of the fixed point, relaxed); an SC write's wait
+  for acknowledgements inside (``cs_acks``) and the messages of an acquire nested inside
+  (``cs_lock_messages``, unloaded) hold the outer lock too; lock messages as one-hop
+  requests;
+* acquires right after a barrier (:func:`_lock_bursts`): the barrier releases every node
+  at once, so each phase's first acquires meet at the locks together, a wait the
+  contention network (which spreads visits over the phase) does not see; the last
+  node's longer wait holds the barrier after [REC: its form chosen on the tuning
+  programs; on the recorded Ocean, whose reductions follow barriers, HLRC AO went from
+  32% optimistic to 18%];
 * barriers: a message to node 0 and one back per crossing.
 
 Barrier phases (``hlrc.phases``, ``sc.phases``; :func:`calibration.profiles.svm_cluster.phase_groups`)
@@ -135,6 +153,7 @@ RELAX, RELAX_MIN = 1.0, 0.15
 #: contention network is solved to the same tolerance
 FIXED_POINT_TOL = 1e-6
 
+
 #: Table 2 (cycles; ``transfer`` = cycles per byte = 1 / I/O bus bandwidth), link latency 20
 COMMUNICATION = {
     "A": {"host_overhead": 600.0, "ni_occupancy": 1000.0, "transfer": 1 / 0.5, "message_handling": 200.0,
@@ -165,11 +184,12 @@ PROTOCOL_COST = {"protections": "page_protection", "twins": "twin", "compared_wo
 CS_PROTOCOL = tuple(f"cs_{k}" for k in PROTOCOL_COST)
 #: counters a model file may leave out (files written before the machine counted them):
 #: zero on every node
-OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL)
+OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "local_requests", "cs_acks")
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
-                "lock_messages", "cs_busy", "cs_requests", "barriers", "acks", *CS_PROTOCOL)
+                "lock_messages", "cs_busy", "cs_requests", "barriers", "acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded",
+                "local_requests", "cs_acks")
 PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
 #: what each group of like barrier phases gives (``hlrc.phases``): the counters and phase_max
 PHASE_KEYS = (*APP_COUNTERS, "phase_max")
@@ -281,12 +301,19 @@ class SVMCluster(ParameterisedModel):
             if a > r:
                 raise ModelError(f"{c}.acks[{i}]", f"{a:g} exceeds the messages the node received {r:g} "
                                                    f"(acknowledgements are received one-way messages)")
-        parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *((f"cs_{k}", k) for k in PROTOCOL_COST))
+        parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *((f"cs_{k}", k) for k in PROTOCOL_COST),
+                 ("cs_lock_messages", "lock_messages"), ("cs_acks", "acks"), ("forwarded", "requests"),
+                 ("local_requests", "requests"))
         for inside, total in parts:
             for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
                 if cr > r:
                     what = "busy cycles" if total == "busy" else total.replace("_", " ")
                     raise ModelError(f"{c}.{inside}[{i}]", f"{cr:g} exceeds the node's {what} {r:g}")
+        for i, (f, loc, r) in enumerate(zip(v[f"{c}.forwarded"], v[f"{c}.local_requests"], v[f"{c}.requests"],
+                                            strict=False)):
+            if f + loc > r:
+                raise ModelError(f"{c}.local_requests[{i}]", f"{loc:g} with {f:g} forwarded exceeds the node's "
+                                                             f"requests {r:g} (a request is one or the other or neither)")
 
     def _check_phases(self) -> None:
         """Each group of phases a consistent model of its own, one value per node."""
@@ -349,26 +376,34 @@ class SVMCluster(ParameterisedModel):
             req = app["requests"][i]
             payload = app["reply_bytes"][i] / req if req > 0 else 0.0
             outside = req - app["cs_requests"][i]          # the rest are served inside critical sections
-            send("data_wait", own, outside, 0.0)
-            send("data_wait", w, outside, payload)
-            D["data_wait"][cpu, i] += outside * w * handling
-            Z["data_wait"][i] += outside * 2 * lat
+            # SC: a request at the node's own home with no dirty owner sends no request (only
+            # invalidations, below); one the home forwards to a dirty owner takes a third hop
+            travel = 1.0 - app["local_requests"][i] / req if req > 0 else 1.0
+            hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
+            forward = app["forwarded"][i] / req * hop if req > 0 else 0.0
+            send("data_wait", own, outside * travel, 0.0)
+            send("data_wait", w, outside * travel, payload)
+            D["data_wait"][cpu, i] += outside * travel * w * handling
+            Z["data_wait"][i] += outside * (travel * 2 * lat + forward)
             if arrival_wait is not None:      # the request at its server's bus, the reply at i's
                 at_server, at_home = arrival_wait
-                Z["data_wait"][i] += outside * (w @ at_server + at_home[i])
-            fetch_unloaded[i] = (message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
-                                 + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER))
+                Z["data_wait"][i] += outside * travel * (w @ at_server + at_home[i])
+            fetch_unloaded[i] = travel * (hop + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER)) + forward
             # what the receiving I/O buses take in: the requests' headers at the servers, the
             # replies at i (inside critical sections too), lock and barrier headers, one-way data
-            received += (req * w * HEADER + app["oneway_bytes"][i] * w) * tb
-            received[i] += req * (HEADER + payload) * tb
-            # lock messages: one-hop requests handled by the other nodes evenly
-            lm = app["lock_messages"][i]
+            received += (req * travel * w * HEADER + app["oneway_bytes"][i] * w) * tb
+            received[i] += req * travel * (HEADER + payload) * tb
+            # lock messages: one-hop requests handled by the other nodes evenly; those of an
+            # acquire nested in a critical section hold the outer lock (unloaded, below)
+            nested = app["cs_lock_messages"][i] if K else 0.0
+            lm = app["lock_messages"][i] - nested
             if P > 1:
                 send("lock", own, lm, 0.0)
                 D["lock"][cpu, i] += lm * handling * others / (P - 1)
                 received += lm * HEADER * tb * others / (P - 1)
                 Z["lock"][i] += lm * lat
+                if arrival_wait is not None:      # each meets the transfers booked at its receiver's bus
+                    Z["lock"][i] += lm * (others @ arrival_wait[0]) / (P - 1)
             # barriers: to the manager (node 0) and back
             if i != 0:
                 nb = app["barriers"][i]
@@ -377,6 +412,8 @@ class SVMCluster(ParameterisedModel):
                 D["barrier"][0, i] += nb * handling
                 received[[0, i]] += nb * HEADER * tb
                 Z["barrier"][i] += nb * 2 * lat
+                if arrival_wait is not None:      # at the manager's bus, and the release at i's
+                    Z["barrier"][i] += nb * (arrival_wait[0][0] + arrival_wait[1][i])
             # one-way messages (diffs, invalidations, acknowledgements, write-backs): nobody
             # waits for their NI and I/O bus, a load the others meet; their host overhead is
             # the program's under HLRC (diffs sent at a synchronisation point), handler work
@@ -391,10 +428,13 @@ class SVMCluster(ParameterisedModel):
             # sharer's handler and the acknowledgement's trip, beyond the home's own answer
             # (a delay: their queueing is not modelled)
             acks = app["acks"][i]
+            ack_wait = 0.0
             if acks > 0:
                 trip = message_cycles(0.0, 0.0, occ, tb, lat, 0.0, header=HEADER)
                 answer = message_cycles(payload, 0.0, occ, tb, lat, 0.0, header=HEADER)
-                Z["data_wait"][i] += acks * max(2 * trip + handling + o - answer, 0.0)
+                # a request at its own home has no answer to overlap its invalidations with
+                ack_wait = travel * max(2 * trip + handling + o - answer, 0.0) + (1 - travel) * (2 * trip + handling + o)
+                Z["data_wait"][i] += (acks - (app["cs_acks"][i] if K else 0.0)) * ack_wait
             # the node's own work and protocol actions, and the handlers of what it receives
             D["busy"][i, i] += app["busy"][i] - app["cs_busy"][i]
             protocol_work = sum(app[k][i] * prot[cost] for k, cost in PROTOCOL_COST.items())
@@ -412,15 +452,24 @@ class SVMCluster(ParameterisedModel):
                 D["protocol"][3 * P:, i] += inside_cs / K
                 D["busy"][3 * P:, i] += app["cs_busy"][i] / K
                 D["data_wait"][3 * P:, i] += app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i] / K
-                inside = app["cs_requests"][i]
+                # an SC write inside waits for its acknowledgements holding the lock, and a
+                # nested acquire's messages hold the outer lock
+                D["data_wait"][3 * P:, i] += app["cs_acks"][i] * ack_wait / K
+                D["lock"][3 * P:, i] += nested * (o + occ + HEADER * tb + lat + handling) / K
+                inside = app["cs_requests"][i] * travel
                 send("cs", own, inside, 0.0, into=background)
                 send("cs", w, inside, payload, into=background)
                 background["cs"][cpu, i] += inside * w * handling
+        # acquires that follow a barrier meet at the locks at once
+        handoff = o + occ + 2 * HEADER * tb + lat
+        burst_wait, burst_tail = (_lock_bursts(app, sum(D[q][3 * P:].sum(axis=0) for q in PURPOSES), conc, handoff)
+                                  if K else (np.zeros(P), 0.0))
+        Z["lock"] += burst_wait
         load = sum(background.values())[:3 * P].sum(axis=1)
         load[cpu] += handlers
         if self.values["receive_load"]:
             load[bus] += received
-        return D, Z, K, load
+        return D, Z, K, load, burst_tail
 
     def network(self, D, Z, K, P, cycles, wait=None, background=None):
         """The contention network, class i's demands per one of its ``cycles[i]``
@@ -504,13 +553,15 @@ class SVMCluster(ParameterisedModel):
         busy = app["busy"]
         imbalance_work = max(v[f"{v['coherence']}.phase_max"] - busy.max(), 0.0)
 
-        def timing(R, Z):
-            """Each node's time without barrier waits, and the execution time."""
+        def timing(R, Z, tail):
+            """Each node's time without barrier waits, and the execution time (``tail``: the
+            phases' lengthening by the last node through a burst at a lock beyond the mean
+            wait, :func:`_lock_bursts`)."""
             T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
             # the work-weighted slowdown: a node with almost no work (a program that
             # leaves some processes idle) would make a plain mean of T / busy explode
             slow = float(T.sum() / max(busy.sum(), 1e-300))
-            return T, float(T.max() + imbalance_work * slow)
+            return T, float(T.max() + imbalance_work * slow + tail)
 
         fp = self._fixed_point(comm, prot, app, cycles, timing)
         D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
@@ -518,7 +569,7 @@ class SVMCluster(ParameterisedModel):
             net = self.network(D, Z, K, P, cycles, wait=fp["wait"], background=fp["background"])
             r = solve(net, method="simulation", events=v["events"], seed=1)
             R = np.asarray(r.residence_time, float) * cycles
-        T, execution = timing(R, Z)
+        T, execution = timing(R, Z, fp["tail"])
         parts = _breakdown(R, D, Z, K, P)
         parts["barrier"] += execution - T
         util = np.asarray(r.station_utilization(), float)
@@ -566,7 +617,7 @@ class SVMCluster(ParameterisedModel):
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
         relax, previous = RELAX, math.inf
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
-            D, Z, K, inside = self._demands(comm, prot, app, stretch, arrival if receiving else None)
+            D, Z, K, inside, tail = self._demands(comm, prot, app, stretch, arrival if receiving else None)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
@@ -586,7 +637,7 @@ class SVMCluster(ParameterisedModel):
             fixed = Z["data_wait"]
             new = np.maximum(np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0),
                              1.0)
-            T, execution = timing(R, Z)
+            T, execution = timing(R, Z, tail)
             new_wait = execution - T
             # the critical sections' fetches spread over the run; relaxed, because a longer
             # run dilutes the load that lengthened it (the plain iteration can oscillate)
@@ -615,8 +666,35 @@ class SVMCluster(ParameterisedModel):
             if change < FIXED_POINT_TOL:
                 converged = True
                 break
-        return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "background": background,
+        return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "background": background, "tail": tail,
                 "iterations": iterations, "converged": converged, "change": change, "accuracy": accuracy}
+
+
+def _lock_bursts(app: dict, lock_service, concentration: float, handoff: float):
+    """The lock waits of acquires that follow a barrier (cycles): per node, and the
+    phases' lengthening beyond it.  A barrier releases every node at once and they reach
+    their first critical section of the phase together (as the reductions of Ocean and
+    Water do), not spread over the phase as the contention network assumes.  With n
+    nodes acquiring and ``concentration`` c the chance two acquires name one lock, a lock
+    meets n_eff = 1 + (n - 1) c of them, each holding it for S = the mean critical section
+    (``lock_service`` per node over its acquires: the lock stations' demands) plus the
+    grant's message to the next (``handoff``, host overhead + NI occupancy + header over
+    two buses + link latency).  Served in turn, the k-th waits k S: the mean (n_eff - 1) S
+    / 2, the last (n_eff - 1) S, which the barrier after passes to every node [REC: the
+    arrivals taken as simultaneous; spreading them by the nodes' own message delays (the
+    square root of a phase's requests times a fetch's response) was worse on the tuning
+    programs].  A node bursts once in each phase in which it acquires: min(acquires,
+    barriers).  The contention network still queues these acquires at its lock
+    stations, little where the phases' other work keeps the locks idle."""
+    acquires = app["acquires"]
+    takers = acquires > 0
+    n = int(takers.sum())
+    if n < 2:
+        return np.zeros_like(acquires), 0.0
+    service = float((lock_service[takers] / acquires[takers]).mean()) + handoff
+    bursts = np.minimum(acquires, np.maximum(app["barriers"], 1.0))
+    ahead = (n - 1) * concentration * service / 2
+    return bursts * ahead, float(bursts.max() * ahead)
 
 
 def _arrival_waits(app: dict, bus_cycles, execution: float, transfer: float):
@@ -653,7 +731,7 @@ def _breakdown(R, D: dict, Z: dict, K, P: int) -> dict:
     if K:
         locks = slice(3 * P, None)
         wait = np.maximum(R[locks].sum(axis=0) - total[locks].sum(axis=0), 0.0)
-        for p in ("busy", "data_wait", "protocol"):
+        for p in ("busy", "data_wait", "protocol", "lock"):     # their service; the queueing is lock
             parts[p] -= _residence_share(R[locks], D[p][locks], total[locks]) - D[p][locks].sum(axis=0)
         parts["lock"] += wait
     return parts

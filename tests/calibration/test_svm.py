@@ -410,7 +410,7 @@ def test_receiving_bus_carries_every_message_in():
     values = _two_nodes(busy=[1e6, 1e6], requests=[10.0, 0.0], reply_bytes=[40960.0, 0.0], served=[0.0, 10.0])
     for receive, expected in ((1, [10 * (16 + 4096) * 2.0, 10 * 16 * 2.0]), (0, [0.0, 0.0])):
         model = SVMCluster({**values, "receive_load": receive})
-        *_, load = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
+        *_, load, _ = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
         assert load[4:6] == pytest.approx(expected)          # stations cpu0 cpu1 ni0 ni1 bus0 bus1
         assert load[:4] == pytest.approx(0.0)
     slower = SVMCluster({**values, "receive_load": 1}).solve().outputs["speedup"]
@@ -644,3 +644,114 @@ def test_a_model_file_from_before_the_newer_counters_solves_with_them_zero(tmp_p
         speedups.append(load_model(str(path)).solve().outputs["speedup"])
     assert speedups[0] == pytest.approx(speedups[1], rel=1e-12)
     assert speedups[2] != pytest.approx(speedups[0], rel=1e-3)      # water-nsq's critical sections hold diffs
+
+
+def test_sc_request_kinds_are_counted_by_hand():
+    # 64-byte blocks, three nodes.  p0 writes block B first (its home, no request); p1's
+    # write takes it from p0, the dirty owner at home (two hops); p2's read goes to the
+    # home p0, which forwards it to the owner p1 (three hops: forwarded); p0's write inside
+    # lock 7 is at its own home with no owner: no request travels, only the two sharers'
+    # invalidations, whose acknowledgements it awaits holding the lock
+    p0 = [(STORE, BASE), (BARRIER, 0), (BARRIER, 1), (BARRIER, 2), (ACQUIRE, 7), (STORE, BASE), (RELEASE, 7)]
+    p1 = [(BARRIER, 0), (STORE, BASE + 4), (BARRIER, 1), (BARRIER, 2)]
+    p2 = [(BARRIER, 0), (BARRIER, 1), (LOAD, BASE + 8), (BARRIER, 2)]
+    r = simulate_svm(_workload(p0, p1, p2), SVMConfig("sc", 64, **FREE))
+    a, b, c = r.processes
+    assert (b["requests"], b["forwarded"], b["local_requests"]) == (1, 0, 0)
+    assert (c["requests"], c["forwarded"], c["local_requests"]) == (1, 1, 0)
+    assert (a["requests"], a["local_requests"], a["cs_requests"]) == (1, 1, 1)
+    assert (a["acks"], a["cs_acks"]) == (2, 2)
+    assert b["invalidations"] == c["invalidations"] == 1
+
+
+def test_a_nested_acquires_messages_are_counted_inside_the_outer_section():
+    # p1 holds lock 9 first, so p0's acquire of it travels (to its manager, forwarded to
+    # p1, granted); taken inside lock 5 those messages are the outer section's, taken
+    # after it they are not; every other count is the same
+    p1 = [(ACQUIRE, 9), (RELEASE, 9), (BARRIER, 0)]
+    nested = [(LOAD, PRIVATE)] * 20 + [(ACQUIRE, 5), (ACQUIRE, 9), (RELEASE, 9), (RELEASE, 5), (BARRIER, 0)]
+    apart = [(LOAD, PRIVATE)] * 20 + [(ACQUIRE, 5), (RELEASE, 5), (ACQUIRE, 9), (RELEASE, 9), (BARRIER, 0)]
+    alone = [(LOAD, PRIVATE)] * 20 + [(ACQUIRE, 5), (RELEASE, 5), (BARRIER, 0)]
+    runs = {k: simulate_svm(_workload(t, p1), SVMConfig(**FREE)).processes[0]
+            for k, t in (("nested", nested), ("apart", apart), ("alone", alone))}
+    assert runs["apart"]["cs_lock_messages"] == 0
+    assert runs["nested"]["lock_messages"] == runs["apart"]["lock_messages"]
+    assert runs["nested"]["cs_lock_messages"] == runs["apart"]["lock_messages"] - runs["alone"]["lock_messages"] > 0
+
+
+def test_an_sc_request_at_its_own_home_sends_nothing_and_a_forwarded_one_a_third_hop():
+    # node 0's 10 SC requests (64-byte blocks, from node 1) at AO.  At its own home none
+    # travels: the run is the one without requests.  Forwarded to a dirty owner, each
+    # takes one more hop: host overhead 600 + NI 1000 + header 16 x 2 + link 20 + handling
+    # 200 + handler 100 = 1952 cycles
+    base = dict(requests=[10.0, 0.0], reply_bytes=[640.0, 0.0], served=[0.0, 10.0])
+    none = SVMCluster({**_two_nodes(), "coherence": "sc"}).solve().outputs["execution_cycles"]
+    plain = SVMCluster({**_two_nodes(**base), "coherence": "sc"}).solve().outputs["execution_cycles"]
+    local = SVMCluster({**_two_nodes(**base, local_requests=[10.0, 0.0]), "coherence": "sc"}).solve()
+    assert local.outputs["execution_cycles"] == pytest.approx(none, rel=1e-9)
+    forwarded = SVMCluster({**_two_nodes(**base, forwarded=[10.0, 0.0]), "coherence": "sc"}).solve()
+    assert forwarded.outputs["execution_cycles"] - plain == pytest.approx(10 * 1952.0, rel=0.02)
+    with pytest.raises(ModelError, match=r"hlrc\.local_requests\[0\]"):      # (both protocols given)
+        SVMCluster({**_two_nodes(**base, local_requests=[6.0, 0.0], forwarded=[5.0, 0.0]), "coherence": "sc"})
+
+
+def _one_lock(**counts):
+    """Two nodes taking one lock 100 times each, at AO (the model's values)."""
+    base = dict(acquires=[100.0, 100.0], busy=[2e6, 2e6], cs_busy=[1e5, 1e5], **counts)
+    return {**_two_nodes(**base), "hlrc.lock_concentration": 1.0, "sc.lock_concentration": 1.0}
+
+
+def test_acknowledgements_and_nested_lock_messages_inside_hold_the_lock():
+    # the same acknowledgements (SC) or lock messages waited for inside the critical
+    # sections rather than outside them: they queue behind each other at the lock, so
+    # the run is longer
+    acks = dict(requests=[100.0, 100.0], reply_bytes=[6400.0, 6400.0], served=[100.0, 100.0],
+                received=[1000.0, 1000.0], acks=[1000.0, 1000.0])
+    outside = SVMCluster({**_one_lock(**acks), "coherence": "sc"}).solve().outputs["execution_cycles"]
+    inside = SVMCluster({**_one_lock(**acks, cs_acks=[1000.0, 1000.0]), "coherence": "sc"}).solve()
+    assert inside.outputs["execution_cycles"] > outside * 1.02
+    messages = dict(lock_messages=[1300.0, 1300.0])
+    outside = SVMCluster({**_one_lock(**messages), "coherence": "hlrc"}).solve().outputs["execution_cycles"]
+    inside = SVMCluster({**_one_lock(**messages, cs_lock_messages=[1000.0, 1000.0]), "coherence": "hlrc"}).solve()
+    assert inside.outputs["execution_cycles"] > outside * 1.02
+    # the nested messages' service at the lock is lock time, counted once
+    assert sum(inside.outputs["breakdown"].values()) == pytest.approx(inside.outputs["execution_cycles"], rel=1e-9)
+    for field, values in (("cs_acks", dict(acks=[1.0, 0.0], received=[1.0, 0.0], cs_acks=[2.0, 0.0])),
+                          ("cs_lock_messages", dict(lock_messages=[1.0, 0.0], cs_lock_messages=[2.0, 0.0]))):
+        with pytest.raises(ModelError, match=rf"hlrc\.{field}\[0\]"):
+            SVMCluster(_two_nodes(**values))
+
+
+def test_simultaneous_acquires_after_barriers_by_hand():
+    # four nodes reach one lock together in each of 3 phases, each holding it S = 1000
+    # cycles plus a 500-cycle handoff: served in turn they wait 0, 1, 2 and 3 x 1500,
+    # a mean of 2250 a phase, and the last node's 4500 holds the barrier after
+    from models.svm_cluster.model import _lock_bursts
+
+    app = {"acquires": np.array([3.0, 3, 3, 3]), "barriers": np.array([3.0, 3, 3, 3])}
+    wait, tail = _lock_bursts(app, np.full(4, 3000.0), 1.0, 500.0)
+    assert wait.tolist() == [3 * 2250.0] * 4 and tail == 3 * 2250.0
+    # a node acquiring more often than it meets barriers bursts once a phase; three nodes
+    # acquire, and with a chance of 1/2 that two acquires name one lock a node meets one
+    # of the other two: half a 1000-cycle section's wait a phase
+    app = {"acquires": np.array([9.0, 9, 9, 0]), "barriers": np.array([3.0, 3, 3, 3])}
+    wait, tail = _lock_bursts(app, np.array([9000.0, 9000, 9000, 0]), 1 / 2, 0.0)
+    assert wait.tolist() == pytest.approx([3 * 500.0] * 3 + [0.0]) and tail == pytest.approx(1500.0)
+    assert _lock_bursts({"acquires": np.array([5.0, 0]), "barriers": np.array([2.0, 2])}, np.ones(2), 1.0,
+                        0.0)[1] == 0.0                                  # one node alone meets nobody
+
+
+def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
+    # two nodes, one lock, one acquire each per phase over 100 phases: beyond the run
+    # without the burst (the same counts over a single phase: one burst only), the run
+    # grows by about 99 bursts' tail, one critical section each (1e3 cycles + the handoff)
+    base = _one_lock()
+    base.update({f"hlrc.{k}": v for k, v in dict(acquires=[100.0, 100.0], cs_busy=[1e5, 1e5]).items()})
+    phased = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "coherence": "hlrc", "communication": "B+",
+                         "protocol": "B"}).solve()
+    once = SVMCluster({**base, "hlrc.barriers": [1.0, 1.0], "coherence": "hlrc", "communication": "B+",
+                       "protocol": "B"}).solve()
+    # B+: no host overhead, NI occupancy or link latency; the handoff is two headers over the bus
+    handoff = 2 * 16 / 4.0
+    grow = phased.outputs["execution_cycles"] - once.outputs["execution_cycles"]
+    assert grow == pytest.approx(99 * (1e3 + handoff), rel=0.05)
