@@ -455,7 +455,7 @@ class SVMCluster(ParameterisedModel):
                 # an SC write inside waits for its acknowledgements holding the lock, and a
                 # nested acquire's messages hold the outer lock
                 D["data_wait"][3 * P:, i] += app["cs_acks"][i] * ack_wait / K
-                D["lock"][3 * P:, i] += nested * (o + occ + HEADER * tb + lat + handling) / K
+                D["lock"][3 * P:, i] += nested * hop / K      # one unloaded request hop each
                 inside = app["cs_requests"][i] * travel
                 send("cs", own, inside, 0.0, into=background)
                 send("cs", w, inside, payload, into=background)
