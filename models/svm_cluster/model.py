@@ -498,7 +498,10 @@ class SVMCluster(ParameterisedModel):
         stations = [Station(name, "queue", tuple(float(x) for x in total[m]), discipline="ps" if m < P else "fcfs",
                             scv=1.0 if m < P else scv) for m, name in enumerate(names)]
         think = (sum(Z.values()) + (0.0 if wait is None else wait)) / cycles
-        return Network(tuple(stations), classes=tuple(f"node{i}" for i in range(P)), population=(1,) * P,
+        # a node with nothing to do in a group of phases (no demand, and no barrier wait
+        # yet: the first round) takes no part in its network
+        present = tuple(int(total[:, i].sum() > 0 or think[i] > 0) for i in range(P))
+        return Network(tuple(stations), classes=tuple(f"node{i}" for i in range(P)), population=present,
                        think_time=tuple(float(z) for z in think))
 
     @timed
@@ -615,18 +618,20 @@ class SVMCluster(ParameterisedModel):
         background = np.zeros(3 * P)
         receiving = bool(self.values["receive_load"])
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
-        relax, previous = RELAX, math.inf
+        relax, previous, population = RELAX, math.inf, None
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
             D, Z, K, inside, tail = self._demands(comm, prot, app, stretch, arrival if receiving else None)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
                 warnings.simplefilter("ignore", NumericalWarning)
-                if r is not None and r.method == "linearizer":
-                    # the last round's corrections start this one's (the demands moved little)
+                if r is not None and r.method == "linearizer" and net.population == population:
+                    # the last round's corrections start this one's (the demands moved little;
+                    # an idle node joins once it has a barrier wait, and then starts afresh)
                     r = solve(net, method="linearizer", tol=FIXED_POINT_TOL, start=r)
                 else:
                     r = solve(net, method=analytic, tol=FIXED_POINT_TOL)
+            population = net.population
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())

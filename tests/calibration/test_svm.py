@@ -515,6 +515,31 @@ def test_model_checks_its_phase_groups(small_values):
         SVMCluster({**values, "hlrc.phases": short})
 
 
+def test_a_node_with_nothing_to_do_takes_no_part():
+    # a process that does nothing (or nothing in a group of phases) has no demand and, in
+    # the fixed point's first round, no barrier wait: it once made the contention network
+    # refuse the model ("network.population") instead of leaving the node out
+    two = _two_nodes(busy=[1e6, 5e5], requests=[10.0, 5.0], reply_bytes=[40960.0, 20480.0], served=[5.0, 10.0],
+                     barriers=[3.0, 3.0])
+    three = {k: (list(v) + [0.0] if isinstance(v, list) else v) for k, v in two.items()}
+    alone = SVMCluster(two).solve()
+    with_idle = SVMCluster(three).solve()
+    assert with_idle.converged
+    # nobody sends it anything (it serves nothing) and it sends nothing: the same run
+    assert with_idle.outputs["execution_cycles"] == pytest.approx(alone.outputs["execution_cycles"], rel=1e-6)
+    # idle in one group of phases only: that group is the two-node run, the other adds its own
+    busy_group = {k[5:]: v for k, v in three.items() if k.startswith("hlrc.") and k[5:] in APP_COUNTERS}
+    idle_group = {**{k: [0.0, 0.0, 0.0] for k in APP_COUNTERS}, "busy": [1e5, 0.0, 1e5]}
+    phases = [{**busy_group, "phase_max": 1e6}, {**idle_group, "phase_max": 1e5}]
+    totals = {f"hlrc.{k}": [a + b for a, b in zip(busy_group[k], idle_group[k], strict=True)] for k in APP_COUNTERS}
+    grouped = SVMCluster({**three, **totals, "hlrc.phase_max": 1.1e6, "hlrc.phases": phases, "coherence": "hlrc"})
+    solution = grouped.solve()
+    assert solution.converged
+    first, second = solution.extras["groups"]
+    assert first.outputs["execution_cycles"] == pytest.approx(alone.outputs["execution_cycles"], rel=1e-6)
+    assert second.outputs["execution_cycles"] == pytest.approx(1e5)     # work alone, nothing shared
+
+
 def test_stored_profiles_of_the_recorded_programs_solve_as_their_rows_say():
     # data/studies/svm-splash16: the model files of the nine recorded programs and the
     # rows of the model against the machine; a model change that moves them shows here
