@@ -50,12 +50,14 @@ def _cell(value):
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """Object columns holding lists as text (every cell, so the column has one type),
-    so a columnar writer takes them."""
+    """Object columns holding lists, or cells of more than one type (a swept value given
+    as ``00`` beside ``0``: a bare string the model read as a number), as text (every
+    cell, so the column has one type), so a columnar writer takes them."""
     out = frame
     for name in frame.columns:
         column = frame[name]
-        if column.dtype == object and column.map(lambda v: isinstance(v, (list, tuple))).any():
+        if column.dtype == object and (column.map(lambda v: isinstance(v, (list, tuple))).any()
+                                       or column.map(type).nunique() > 1):
             if out is frame:
                 out = frame.copy()
             out[name] = column.map(lambda v: str(_cell(v)))

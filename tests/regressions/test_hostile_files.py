@@ -73,3 +73,16 @@ def test_a_plot_without_matplotlib_is_refused_before_the_study_runs(monkeypatch,
     monkeypatch.setitem(sys.modules, "matplotlib", None)        # import matplotlib: ImportError
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft", "--plot", str(tmp_path / "f.png")]) == 2
     one_line("--plot", "needs matplotlib")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_swept_value_written_two_ways_reaches_every_columnar_file(tmp_path, fmt):
+    # "00" is no TOML number, so it stays the text the model reads as 0, beside the
+    # integer 1: a column of two types, which the columnar writer refused with a traceback
+    out = tmp_path / f"sweep.{fmt}"
+    args = ["solve", "data/examples/ten-stations.toml", "--sweep", "network.think_time=00,1", "--format", fmt,
+            "-o", str(out)]
+    assert main(args) == 0
+    import pandas as pd
+    frame = {"csv": pd.read_csv, "parquet": pd.read_parquet}[fmt](out)
+    assert len(frame) == 2 and [str(v) for v in frame["network.think_time"]] in (["00", "1"], ["0", "1"])
