@@ -153,7 +153,6 @@ RELAX, RELAX_MIN = 1.0, 0.15
 #: contention network is solved to the same tolerance
 FIXED_POINT_TOL = 1e-6
 
-
 #: Table 2 (cycles; ``transfer`` = cycles per byte = 1 / I/O bus bandwidth), link latency 20
 COMMUNICATION = {
     "A": {"host_overhead": 600.0, "ni_occupancy": 1000.0, "transfer": 1 / 0.5, "message_handling": 200.0,
@@ -188,8 +187,7 @@ OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "loc
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
-                "lock_messages", "cs_busy", "cs_requests", "barriers", "acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded",
-                "local_requests", "cs_acks")
+                "lock_messages", "cs_busy", "cs_requests", "barriers", *OPTIONAL_COUNTERS)
 PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
 #: what each group of like barrier phases gives (``hlrc.phases``): the counters and phase_max
 PHASE_KEYS = (*APP_COUNTERS, "phase_max")
@@ -358,6 +356,8 @@ class SVMCluster(ParameterisedModel):
         received = np.zeros(P)          # cycles each node's I/O bus spends taking messages in
         handlers = np.zeros(P)          # cycles of the handlers of one-way messages received
         fetch_unloaded = np.zeros(P)
+        # one request's unloaded hop (a forwarded request's third, a nested acquire's message)
+        hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
         for i in range(P):
             own = np.eye(P)[i]
             others = 1.0 - own
@@ -379,7 +379,6 @@ class SVMCluster(ParameterisedModel):
             # SC: a request at the node's own home with no dirty owner sends no request (only
             # invalidations, below); one the home forwards to a dirty owner takes a third hop
             travel = 1.0 - app["local_requests"][i] / req if req > 0 else 1.0
-            hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
             forward = app["forwarded"][i] / req * hop if req > 0 else 0.0
             send("data_wait", own, outside * travel, 0.0)
             send("data_wait", w, outside * travel, payload)
