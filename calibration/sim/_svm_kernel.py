@@ -41,11 +41,18 @@ N_TIMES = 10
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
- CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS) = range(35)
-N_STATS = 35
+ CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
+ CS_LOCAL_REQUESTS) = range(37)
+N_STATS = 37
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
 CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
+# what each lock's critical sections hold, counted to the outermost lock held (a nested
+# acquire's section holds the outer lock too): the columns of ``lock_content`` after the
+# first, which counts the outermost sections
+LOCK_CONTENT = (CS_BUSY, CS_REQUESTS, CS_FORWARDED, CS_LOCAL_REQUESTS, CS_ACKS, CS_LOCK_MESSAGES, CS_PROTECTIONS,
+                CS_TWINS, CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES)
+N_LOCK_CONTENT = 1 + len(LOCK_CONTENT)
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
 # sum over closed phases of the slowest process's busy cycles, closed phases]
@@ -261,18 +268,21 @@ def _lock_request(t, p, lock, to, nout, nprocs, cost, cal, cal_n, status, clock,
 
 
 @jit
-def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home, valid,
+def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home, valid,
            log_page, log_int, log_n, log_base, pos, vc, stats, cost, times):
     """``p`` takes ``lock`` when its grant arrives at ``arrive`` (its wait until then is
     lock wait): request to the lock's manager, forward to the last holder, grant (with
     the holder's write notices under HLRC, processed by ``p`` while it holds the lock:
-    inside the critical section, whose protocol counts start at ``cs_mark``)."""
+    inside the critical section, whose counts start at ``cs_mark``: ``p``'s counters
+    when its outermost section began, and that section's lock)."""
     holder[lock] = p
     if in_cs[p] == 0:
-        for k in range(len(CS_PROTOCOL)):
-            cs_mark[p, k] = stats[p, CS_PROTOCOL[k]]
+        for k in range(N_STATS):
+            cs_mark[p, k] = stats[p, k]
+        cs_mark[p, N_STATS] = lock
     if arrive > clock[p]:
         times[p, T_LOCK] += arrive - clock[p]
+        lock_wait[lock] += arrive - clock[p]
         clock[p] = arrive
     manager = lock % nprocs
     last = lock_last[lock]
@@ -384,8 +394,12 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             stats[p, CS_REQUESTS] += 1
         if h != p and o >= 0 and o != h and o != p:
             stats[p, FORWARDED] += 1         # three hops: the home forwards to the dirty owner
+            if in_cs[p] > 0:
+                stats[p, CS_FORWARDED] += 1
         elif h == p and o < 0:
             stats[p, LOCAL_REQUESTS] += 1    # its own home: no request travels, only invalidations
+            if in_cs[p] > 0:
+                stats[p, CS_LOCAL_REQUESTS] += 1
         if (not store) or not had or o >= 0:
             stats[p, REPLY_BYTES] += unit_bytes
 
@@ -395,12 +409,13 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         range_start, range_end, range_tag, range_count,
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
-        holder, lock_last, lock_free, lock_vc, lock_acquires,
+        holder, lock_last, lock_free, lock_vc, lock_acquires, lock_content, lock_wait,
         status, clock, waiting, wait_since, in_cs, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times):
     """Run until a refill, growth, the end or a deadlock (see the module docstring).
     ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts);
-    ``cs_mark[p]``: ``p``'s protocol counters (:data:`CS_PROTOCOL`) when its outermost
-    critical section began."""
+    ``cs_mark[p]``: ``p``'s counters when its outermost critical section began, and its
+    lock (the last column); ``lock_content[lock]``: the outermost sections of ``lock`` and
+    what they held (:data:`LOCK_CONTENT`)."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
     timed = False                        # any cost: bookings, kept in time order
     for k in range(cost.shape[0]):
@@ -563,7 +578,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                                  status, clock, times)
                         status[p] = RUN
                         arrive = _deliver(max(t, lock_free[lock]), giver, p, 0, cost, cal, cal_n)
-                        _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home,
+                        _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
                     else:                              # queued at the holder, who grants at its release
                         times[p, T_LOCK_REQUEST] = _lock_request(clock[p], p, lock, holder[lock], 0, nprocs, cost,
@@ -582,7 +597,11 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     in_cs[p] -= 1
                     if in_cs[p] == 0:        # the release's diffs (above) were inside it
                         for k in range(len(CS_PROTOCOL)):
-                            stats[p, CS_PROTECTIONS + k] += stats[p, CS_PROTOCOL[k]] - cs_mark[p, k]
+                            stats[p, CS_PROTECTIONS + k] += stats[p, CS_PROTOCOL[k]] - cs_mark[p, CS_PROTOCOL[k]]
+                        outer = cs_mark[p, N_STATS]
+                        lock_content[outer, 0] += 1
+                        for k in range(len(LOCK_CONTENT)):
+                            lock_content[outer, 1 + k] += stats[p, LOCK_CONTENT[k]] - cs_mark[p, LOCK_CONTENT[k]]
                     nxt = -1
                     for q in range(nprocs):
                         if status[q] == WAIT_LOCK and waiting[q] == lock and (nxt < 0 or wait_since[q] < wait_since[nxt]):
@@ -599,7 +618,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _steal(p, leave, ov, status, clock, times)
                             leave += ov
                         arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
-                        _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, in_cs, cs_mark, clock, home,
+                        _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
                 break
             if o == BARRIER:

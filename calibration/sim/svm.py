@@ -88,7 +88,11 @@ nested inside (``cs_lock_messages``) between a lock's grant (the notices it brin
 included) and its release (the release's diffs included), outermost lock only.  SC
 requests are told apart by what travels: ``forwarded`` (the home forwards to a dirty
 owner: three hops) and ``local_requests`` (at the requester's own home with no dirty
-owner: no request message, only invalidations); the rest are round trips.
+owner: no request message, only invalidations); the rest are round trips; inside
+critical sections ``cs_forwarded`` and ``cs_local_requests``.  Per lock
+(``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
+what they held, each section counted to the outermost lock held; and ``lock_wait``, the
+cycles its acquirers waited for it (summed, the breakdown's lock wait).
 
 Outputs: the execution time (the last node to finish), speedup = the work of all nodes
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
@@ -116,7 +120,8 @@ from .options import option, size_label
 from .workload import PAGE, Workload
 from mva.jit import clock as wall_clock, seconds_since
 
-__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "TIMES", "BREAKDOWN", "COMMUNICATION_SETS"]
+__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "TIMES", "BREAKDOWN", "COMMUNICATION_SETS",
+           "LOCK_CONTENT"]
 
 BUFFER = 1 << 16
 #: communication sets: Table 2's, and ``ideal`` (no communication cost at all)
@@ -129,12 +134,16 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "served", "oneway", "oneway_bytes", "received", "applied_words", "protections", "twins", "diffs",
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
-            "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks")
+            "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
+            "cs_forwarded", "cs_local_requests")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
 #: it, and when it finished
 TIMES = ("data_wait", "lock_wait", "barrier_wait", "protocol", "handler", "diff", "finish")
+#: the columns of :attr:`SVMResult.lock_content`: each lock's outermost critical sections,
+#: then what they held (the ``cs_`` counters, counted to the outermost lock held)
+LOCK_CONTENT = ("sections", *(COUNTERS[k] for k in K.LOCK_CONTENT))
 
 
 @dataclass(frozen=True)
@@ -240,6 +249,12 @@ class SVMResult:
     seconds: float
     #: phases x processes x :data:`COUNTERS`: each barrier phase's counts
     phase_counts: np.ndarray = field(default=None, repr=False, compare=False)
+    #: locks x :data:`LOCK_CONTENT`: each lock's outermost critical sections and
+    #: what they held (counted to the outermost lock held), over the run
+    lock_content: np.ndarray = field(default=None, repr=False, compare=False)
+    #: each lock's acquirers' wait for it (cycles, summed over processes): the per-lock
+    #: split of the breakdown's ``lock_wait``
+    lock_wait: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -308,7 +323,8 @@ class _State:
     def _locks(self, cap):
         return {"holder": np.full(cap, -1, np.int64), "last": np.full(cap, -1, np.int64),
                 "free": np.zeros(cap, np.int64), "vc": np.zeros((cap, self.P), np.int64),
-                "acquires": np.zeros(cap, np.int64)}
+                "acquires": np.zeros(cap, np.int64), "content": np.zeros((cap, K.N_LOCK_CONTENT), np.int64),
+                "wait": np.zeros(cap, np.int64)}
 
     @staticmethod
     def _grown(arrays: dict, new: dict) -> dict:
@@ -382,7 +398,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     vc = np.zeros((P, P), np.int64)
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
-    cs_mark = np.zeros((P, len(K.CS_PROTOCOL)), np.int64)
+    cs_mark = np.zeros((P, K.N_STATS + 1), np.int64)
     stats = np.zeros((P, K.N_STATS), np.int64)
     snapshots = np.zeros((64, P, K.N_STATS), np.int64)
     cost = config.cost_vector()
@@ -395,7 +411,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      config.home == "first-touch", range_start, range_end, range_tag, range_count,
                      *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
-                     lk["last"], lk["free"], lk["vc"], lk["acquires"], status, clock, waiting, wait_since, in_cs, cs_mark,
+                     lk["last"], lk["free"], lk["vc"], lk["acquires"], lk["content"], lk["wait"], status, clock, waiting, wait_since, in_cs, cs_mark,
                      phase_busy, stats, snapshots, cost, cal, cal_n, times)
         if code == K.DONE:
             break
@@ -425,7 +441,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     cumulative = np.concatenate([np.zeros((1, P, K.N_STATS), np.int64), snapshots[:int(glob[K.G_PHASES])], stats[None]])
     return SVMResult(workload.name, config.to_dict(), procs, totals, int(times[:, K.T_FINISH].max(initial=0)),
                      phase_max, int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0),
-                     np.diff(cumulative, axis=0))
+                     np.diff(cumulative, axis=0), st.locks["content"][: int(glob[K.G_LOCKS])].copy(),
+                     st.locks["wait"][: int(glob[K.G_LOCKS])].copy())
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",
