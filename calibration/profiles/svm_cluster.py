@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.ccnuma import PHASE_GROUP_FACTOR, _bin
-from ..sim.svm import COUNTERS, SVMConfig, SVMResult, simulate_svm
+from ..sim.svm import COUNTERS, LOCK_CONTENT, SVMConfig, SVMResult, simulate_svm
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
-__all__ = ["simulate_pair", "application_values", "phase_groups", "model_document", "PHASE_GROUP_FACTOR",
-           "MAX_PHASE_GROUPS"]
+__all__ = ["simulate_pair", "application_values", "phase_groups", "named_locks", "model_document",
+           "PHASE_GROUP_FACTOR", "MAX_PHASE_GROUPS", "NAMED_LOCK_SHARE"]
 
 # Barrier phases share a group when their message intensities (messages per cycle of
 # the busiest node's work) and their concentrations (the busiest server's share of the
@@ -21,6 +21,10 @@ __all__ = ["simulate_pair", "application_values", "phase_groups", "model_documen
 MAX_PHASE_GROUPS = 4
 #: a group with less than this share of both the run's work and its messages joins another
 MINOR = 0.02
+#: a lock whose critical sections hold at least this share of the run's of any kind (its
+#: sections, work, fetches, acknowledgements, nested acquires' messages or protocol
+#: counts) is its own station in the model; fixed before any run was compared [REC]
+NAMED_LOCK_SHARE = 0.1
 
 
 def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-touch",
@@ -44,8 +48,27 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
             values[f"{tag}.{k}"] = [float(x) for x in run.counter(k)]
         values[f"{tag}.phase_max"] = float(run.phase_max_cycles)
         values[f"{tag}.lock_concentration"] = float(run.lock_concentration)
+        values[f"{tag}.locks"], values[f"{tag}.other_lock_concentration"] = named_locks(run)
         values[f"{tag}.phases"] = phase_groups(run)
     return values
+
+
+def named_locks(run: SVMResult, share: float = NAMED_LOCK_SHARE) -> tuple[list, float]:
+    """The locks whose critical sections hold at least ``share`` of the run's of some
+    kind (:data:`calibration.sim.svm.LOCK_CONTENT`, counted to the outermost lock held):
+    per lock a table of its shares of each kind (``sections``, ``cs_busy`` ...), the
+    largest first; and the chance two of the other locks' sections name the same lock
+    (0 when there are none).  The model gives each named lock its own station, priced
+    at its own contents, and spreads the others' evenly (:mod:`models.svm_cluster`)."""
+    content = run.lock_content
+    if content is None or content.shape[0] == 0 or content[:, 0].sum() == 0:
+        return [], 0.0
+    totals = content.sum(axis=0).astype(float)
+    shares = np.divide(content, totals, out=np.zeros(content.shape), where=totals > 0)
+    named = [int(k) for k in np.argsort(-shares.max(axis=1), kind="stable") if shares[k].max() >= share]
+    rest = np.delete(content[:, 0], named).astype(float)
+    other = float((rest ** 2).sum() / rest.sum() ** 2) if rest.sum() > 0 else 0.0
+    return [{name: float(shares[k, j]) for j, name in enumerate(LOCK_CONTENT)} for k in named], other
 
 
 def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:

@@ -69,20 +69,37 @@ requests each serves:
   trip, the sharer's handler and the acknowledgement's trip beyond the home's answer, a
   delay of the writer (unloaded; parallel acknowledgements counted one after another;
   at its own home the whole trip, there is no answer to overlap);
-* locks: ``1 / lock_concentration`` lock stations (at most ``nodes``) visited evenly;
+* locks: a station per named lock (``locks``: a lock whose critical sections hold at
+  least a tenth of the run's sections, work, fetches, acknowledgements, nested acquires'
+  messages or protocol counts, :func:`calibration.profiles.svm_cluster.named_locks`),
+  class i's demand there that lock's share of each kind of content times node i's; the
+  other locks' content spread evenly over ``1 / other_lock_concentration`` stations (at
+  most ``nodes``; a file without named locks: all of it over ``1 / lock_concentration``
+  stations) [REC: the machine's per-lock wait (``SVMResult.lock_wait``) puts 69-96% of
+  the recorded Volrend's and Raytrace's lock wait on one lock (Volrend's global queue
+  lock; at SC BB 54% on a lock each process takes once a frame); with every lock alike
+  the model was 51-54% optimistic on Volrend at AO, each lock priced alone 21-24%, and
+  with the grant and the nested messages' stretch below 15.2%; Raytrace, whose two locks
+  were one station before, went from 7% to 14% (SC AO) and 5% to 21% (SC BB) optimistic
+  and from 32% to 25% pessimistic at HLRC BB; the tuning programs (one lock each, Ocean
+  two) moved toward the machine by up to 4.4 points, or by 0.1 away (Radix, SC AO)];
   the service of an acquire is its critical section (work and fetches inside it, the
-  fetches at their current response times: a fixed point over MVA solves; and the
-  holder's own protocol work inside it, ``cs_protections`` ... ``cs_notices``: the
-  notices learnt at the grant, protections and twins, the release's diffs, which Bilas et
-  al. §4.4 name as what dilates HLRC's critical sections [without it the model was 111%
-  optimistic on the recorded Raytrace at HLRC AO, with it 0.4%; seen on that held-out
-  program]); the load
+  fetches at their current response times: a fixed point over MVA solves; one at the
+  node's own home with no dirty owner travels nowhere and one forwarded to a dirty owner
+  takes a third hop, ``cs_local_requests`` and ``cs_forwarded``; and the holder's own
+  protocol work inside it, ``cs_protections`` ... ``cs_notices``: the notices learnt at
+  the grant, protections and twins, the release's diffs, which Bilas et al. §4.4 name as
+  what dilates HLRC's critical sections [without it the model was 111% optimistic on the
+  recorded Raytrace at HLRC AO, with it 0.4%; seen on that held-out program]); the load
   those fetches put on the serving nodes' processors, NIs and I/O buses is a background
   utilisation the other visits there meet (their demands divided by 1 - background, at
   most 0.95; the run's length is part of the fixed point, relaxed); an SC write's wait
   for acknowledgements inside (``cs_acks``) and the messages of an acquire nested inside
-  (``cs_lock_messages``, unloaded) hold the outer lock too; lock messages as one-hop
-  requests;
+  (``cs_lock_messages``, one unloaded hop each stretched as the node's fetches) hold the
+  outer lock too; the grant that passes the lock on (host overhead, NI occupancy, the
+  header over both buses, link latency; one per acquire not nested; no handler at its
+  receiver, as in the machine) is the lock's time as well as the acquirer's: a holder's
+  successor waits for it; the other lock messages are one-hop requests;
 * acquires right after a barrier (:func:`_lock_bursts`): the barrier releases every node
   at once, so each phase's first acquires meet at the locks together, a wait the
   contention network (which spreads visits over the phase) does not see; the last
@@ -183,7 +200,8 @@ PROTOCOL_COST = {"protections": "page_protection", "twins": "twin", "compared_wo
 CS_PROTOCOL = tuple(f"cs_{k}" for k in PROTOCOL_COST)
 #: counters a model file may leave out (files written before the machine counted them):
 #: zero on every node
-OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "local_requests", "cs_acks")
+OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
+                     "cs_forwarded", "cs_local_requests")
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
@@ -191,6 +209,10 @@ APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_b
 PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
 #: what each group of like barrier phases gives (``hlrc.phases``): the counters and phase_max
 PHASE_KEYS = (*APP_COUNTERS, "phase_max")
+#: what a named lock (``hlrc.locks``) gives: its shares of the run's outermost critical
+#: sections and of what they hold (the ``cs_`` counters, counted to the outermost lock)
+LOCK_SHARES = ("sections", "cs_busy", "cs_requests", "cs_forwarded", "cs_local_requests", "cs_acks", "cs_lock_messages",
+               *(f"cs_{k}" for k in PROTOCOL_COST))
 
 
 
@@ -231,6 +253,13 @@ PARAMETERS = (
     *(Parameter(f"{c}.phases", (), "", "groups of like barrier phases, each a table of the counters above and "
                                        "phase_max, solved one by one (empty: the run's sums)",
                 table_list(PHASE_KEYS, "group of barrier phases", OPTIONAL_COUNTERS))
+      for c in ("hlrc", "sc")),
+    *(Parameter(f"{c}.locks", (), "", "locks whose critical sections are their own station, each a table of "
+                                      "its shares of the run's " + ", ".join(LOCK_SHARES)
+                + " (empty: every lock alike)", table_list(LOCK_SHARES, "named lock"))
+      for c in ("hlrc", "sc")),
+    *(Parameter(f"{c}.other_lock_concentration", 0.0, "", "with named locks: chance two of the other locks' "
+                                                         "critical sections name the same lock", real(0.0, 1.0))
       for c in ("hlrc", "sc")),
     Parameter("receive_load", 1, "", "1: the receiving I/O bus carries every message in (a background load on "
                                      "it); 0: only the sender's bus, as the unloaded formula", integer(0, 1)),
@@ -289,7 +318,22 @@ class SVMCluster(ParameterisedModel):
             self._check_parts(c)
         if len(v["hlrc.busy"]) != len(v["sc.busy"]):
             raise ModelError("sc.busy", "HLRC and SC counts must be for the same number of nodes")
+        self._check_locks()          # before the groups, which carry the same locks
         self._check_phases()
+
+    def _check_locks(self) -> None:
+        """Each named lock's shares between 0 and 1, and no kind shared out beyond the whole."""
+        v = self.values
+        for c in ("hlrc", "sc"):
+            for k, lock in enumerate(v[f"{c}.locks"]):
+                for key in LOCK_SHARES:
+                    x = lock[key]
+                    if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
+                        raise ModelError(f"{c}.locks[{k}].{key}", f"must be a share between 0 and 1, got {x!r}")
+            for key in LOCK_SHARES:
+                total = sum(lock[key] for lock in v[f"{c}.locks"])
+                if total > 1.0 + 1e-9:
+                    raise ModelError(f"{c}.locks", f"the named locks' {key} shares sum to {total:g}, above 1")
 
     def _check_parts(self, c: str) -> None:
         """Each node's counts of a part of its activity (inside critical sections,
@@ -301,7 +345,9 @@ class SVMCluster(ParameterisedModel):
                                                    f"(acknowledgements are received one-way messages)")
         parts = (("cs_busy", "busy"), ("cs_requests", "requests"), *((f"cs_{k}", k) for k in PROTOCOL_COST),
                  ("cs_lock_messages", "lock_messages"), ("cs_acks", "acks"), ("forwarded", "requests"),
-                 ("local_requests", "requests"))
+                 ("local_requests", "requests"), ("cs_forwarded", "forwarded"),
+                 ("cs_local_requests", "local_requests"), ("cs_forwarded", "cs_requests"),
+                 ("cs_local_requests", "cs_requests"))
         for inside, total in parts:
             for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
                 if cr > r:
@@ -335,6 +381,28 @@ class SVMCluster(ParameterisedModel):
         c = self.values["coherence"]
         return {k: np.asarray(self.values[f"{c}.{k}"], float) for k in APP_COUNTERS}
 
+    def _lock_stations(self, P: int) -> dict:
+        """Each kind of critical-section content (:data:`LOCK_SHARES`) shared over the lock
+        stations: one per named lock (``locks``: its own shares), then the other locks'
+        rest spread evenly over ``1 / other_lock_concentration`` stations (at most P);
+        without named locks, everything over ``1 / lock_concentration`` (P when 0).
+        Stations no kind reaches are left out."""
+        c = self.values["coherence"]
+        named = self.values[f"{c}.locks"]
+        if not named:
+            conc = self.values[f"{c}.lock_concentration"]
+            K = int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P
+            return {k: np.full(K, 1.0 / K) for k in LOCK_SHARES}
+        own = {k: np.array([lock[k] for lock in named], float) for k in LOCK_SHARES}
+        rest = {k: max(1.0 - v.sum(), 0.0) for k, v in own.items()}
+        other = self.values[f"{c}.other_lock_concentration"]
+        spread = int(min(P, max(1, round(1.0 / other)))) if other > 0 else int(any(r > 1e-9 for r in rest.values()))
+        share = {k: np.concatenate([own[k], np.full(spread, rest[k] / max(spread, 1))]) for k in LOCK_SHARES}
+        used = np.flatnonzero(np.any([v > 0 for v in share.values()], axis=0))
+        if used.size == 0:
+            used = np.arange(1)
+        return {k: v[used] for k, v in share.items()}
+
     def _demands(self, comm, prot, app, fetch_stretch, arrival_wait=None):
         """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
         (classes), stations ordered cpu, ni, bus (one per node each) then locks.  A fetch
@@ -348,14 +416,14 @@ class SVMCluster(ParameterisedModel):
         handling = hm + prot["handler"]               # at the receiver of a request
         served = app["served"]
         conc = self.values[f"{self.values['coherence']}.lock_concentration"]
-        K = 0 if app["acquires"].sum() == 0 else (int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P)
+        share = self._lock_stations(P) if app["acquires"].sum() > 0 else {}
+        K = len(share["cs_busy"]) if share else 0
         D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
         Z = {p: np.zeros(P) for p in PURPOSES}
         background = {"cs": np.zeros((3 * P + K, P)), "oneway": np.zeros((3 * P + K, P))}
         cpu, ni, bus = slice(0, P), slice(P, 2 * P), slice(2 * P, 3 * P)
         received = np.zeros(P)          # cycles each node's I/O bus spends taking messages in
         handlers = np.zeros(P)          # cycles of the handlers of one-way messages received
-        fetch_unloaded = np.zeros(P)
         # one request's unloaded hop (a forwarded request's third, a nested acquire's message)
         hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
         for i in range(P):
@@ -387,22 +455,30 @@ class SVMCluster(ParameterisedModel):
             if arrival_wait is not None:      # the request at its server's bus, the reply at i's
                 at_server, at_home = arrival_wait
                 Z["data_wait"][i] += outside * travel * (w @ at_server + at_home[i])
-            fetch_unloaded[i] = travel * (hop + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER)) + forward
+            round_trip = hop + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER)
             # what the receiving I/O buses take in: the requests' headers at the servers, the
             # replies at i (inside critical sections too), lock and barrier headers, one-way data
             received += (req * travel * w * HEADER + app["oneway_bytes"][i] * w) * tb
             received[i] += req * travel * (HEADER + payload) * tb
             # lock messages: one-hop requests handled by the other nodes evenly; those of an
-            # acquire nested in a critical section hold the outer lock (unloaded, below)
+            # acquire nested in a critical section hold the outer lock (below)
             nested = app["cs_lock_messages"][i] if K else 0.0
             lm = app["lock_messages"][i] - nested
+            grants = 0.0
+            if K and P > 1 and app["lock_messages"][i] > 0:
+                # the grant passes the lock from holder to holder: the lock's time, not only
+                # the acquirer's (one per acquire that is not nested; unloaded, both buses)
+                grants = min(app["acquires"][i] * (1.0 - nested / app["lock_messages"][i]), lm)
+                lm -= grants
+                D["lock"][3 * P:, i] += grants * (message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER)
+                                                  + HEADER * tb) * share["sections"]
             if P > 1:
                 send("lock", own, lm, 0.0)
                 D["lock"][cpu, i] += lm * handling * others / (P - 1)
                 received += lm * HEADER * tb * others / (P - 1)
                 Z["lock"][i] += lm * lat
                 if arrival_wait is not None:      # each meets the transfers booked at its receiver's bus
-                    Z["lock"][i] += lm * (others @ arrival_wait[0]) / (P - 1)
+                    Z["lock"][i] += (lm + grants) * (others @ arrival_wait[0]) / (P - 1)
             # barriers: to the manager (node 0) and back
             if i != 0:
                 nb = app["barriers"][i]
@@ -448,14 +524,21 @@ class SVMCluster(ParameterisedModel):
                 # the holder's protocol work inside (notices, twins, the release's diffs)
                 # holds the lock as its work does (Bilas et al. sec. 4.4: it dilates
                 # critical sections)
-                D["protocol"][3 * P:, i] += inside_cs / K
-                D["busy"][3 * P:, i] += app["cs_busy"][i] / K
-                D["data_wait"][3 * P:, i] += app["cs_requests"][i] * fetch_unloaded[i] * fetch_stretch[i] / K
-                # an SC write inside waits for its acknowledgements holding the lock, and a
-                # nested acquire's messages hold the outer lock
-                D["data_wait"][3 * P:, i] += app["cs_acks"][i] * ack_wait / K
-                D["lock"][3 * P:, i] += nested * hop / K      # one unloaded request hop each
-                inside = app["cs_requests"][i] * travel
+                for k, cost in PROTOCOL_COST.items():
+                    D["protocol"][3 * P:, i] += app[f"cs_{k}"][i] * prot[cost] * share[f"cs_{k}"]
+                D["busy"][3 * P:, i] += app["cs_busy"][i] * share["cs_busy"]
+                # the fetches inside: those at the node's own home travel nowhere, those
+                # forwarded to a dirty owner (the last holder's data, often) take a third hop
+                D["data_wait"][3 * P:, i] += fetch_stretch[i] * (
+                    (app["cs_requests"][i] * share["cs_requests"] - app["cs_local_requests"][i]
+                     * share["cs_local_requests"]).clip(0.0) * round_trip
+                    + app["cs_forwarded"][i] * share["cs_forwarded"] * hop)
+                # an SC write inside waits for its acknowledgements holding the lock
+                D["data_wait"][3 * P:, i] += app["cs_acks"][i] * ack_wait * share["cs_acks"]
+                # a nested acquire's messages hold the outer lock, and meet the queues the
+                # node's fetches meet
+                D["lock"][3 * P:, i] += nested * hop * fetch_stretch[i] * share["cs_lock_messages"]
+                inside = app["cs_requests"][i] - app["cs_local_requests"][i]
                 send("cs", own, inside, 0.0, into=background)
                 send("cs", w, inside, payload, into=background)
                 background["cs"][cpu, i] += inside * w * handling

@@ -780,3 +780,145 @@ def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
     handoff = 2 * 16 / 4.0
     grow = phased.outputs["execution_cycles"] - once.outputs["execution_cycles"]
     assert grow == pytest.approx(99 * (1e3 + handoff), rel=0.05)
+
+
+def test_each_locks_sections_and_contents_are_counted_to_the_outermost_lock():
+    # p0 holds lock 5 over 10 private loads and, nested inside, lock 9 over 5 more: one
+    # outermost section of lock 5 with all 15 loads' work and the nested acquire's
+    # messages; p1's section of lock 9 holds 3 loads.  Each column sums to the run's cs_
+    # counter (FREE: 1 cycle a reference)
+    from calibration.sim.svm import LOCK_CONTENT
+
+    p0 = ([(LOAD, PRIVATE)] * 20 + [(ACQUIRE, 5)] + [(LOAD, PRIVATE)] * 10 + [(ACQUIRE, 9)]
+          + [(LOAD, PRIVATE)] * 5 + [(RELEASE, 9), (RELEASE, 5), (BARRIER, 0)])
+    p1 = [(ACQUIRE, 9)] + [(LOAD, PRIVATE)] * 3 + [(RELEASE, 9), (BARRIER, 0)]
+    r = simulate_svm(_workload(p0, p1), SVMConfig(**FREE))
+    content = {name: r.lock_content[:, j] for j, name in enumerate(LOCK_CONTENT)}
+    assert r.locks == 2 and content["sections"].tolist() == [1, 1]
+    outer = int(np.argmax(content["cs_lock_messages"]))        # lock 5: the nested acquire's messages
+    assert content["cs_lock_messages"][outer] == r.processes[0]["cs_lock_messages"] > 0
+    assert content["cs_busy"][outer] == r.processes[0]["cs_busy"] == 15
+    assert content["cs_busy"][1 - outer] == r.processes[1]["cs_busy"] == 3
+    for name in LOCK_CONTENT[1:]:
+        assert content[name].sum() == r.totals[name], name
+    # timed, p0's nested acquire waits for p1's section of lock 9: the per-lock waits are
+    # the breakdown's lock wait, all of it lock 9's
+    slow = [(ACQUIRE, 9)] + [(LOAD, PRIVATE)] * 3000 + [(RELEASE, 9), (BARRIER, 0)]
+    t = simulate_svm(_workload(p0, slow), SVMConfig())
+    assert t.lock_wait.sum() == t.counter("lock_wait").sum() > 0
+    nested = int(np.argmax(t.lock_content[:, LOCK_CONTENT.index("cs_lock_messages")]))
+    assert t.lock_wait[nested] == 0
+
+
+def test_sc_requests_inside_critical_sections_are_told_apart_by_hand():
+    # 64-byte block B, home p0.  p2's read inside lock 8 goes to the home, which forwards
+    # it to the dirty owner p1; p0's write inside lock 7 after it is at its own home with
+    # no owner (a local request, awaiting the two sharers' acknowledgements); p1's write
+    # outside any lock is neither
+    p0 = [(STORE, BASE), (BARRIER, 0), (BARRIER, 1), (BARRIER, 2), (ACQUIRE, 7), (STORE, BASE), (RELEASE, 7)]
+    p1 = [(BARRIER, 0), (STORE, BASE + 4), (BARRIER, 1), (BARRIER, 2)]
+    p2 = [(BARRIER, 0), (BARRIER, 1), (ACQUIRE, 8), (LOAD, BASE + 8), (RELEASE, 8), (BARRIER, 2)]
+    r = simulate_svm(_workload(p0, p1, p2), SVMConfig("sc", 64, **FREE))
+    a, b, c = r.processes
+    assert (a["cs_requests"], a["cs_local_requests"], a["cs_forwarded"], a["cs_acks"]) == (1, 1, 0, 2)
+    assert (c["cs_requests"], c["cs_local_requests"], c["cs_forwarded"]) == (1, 0, 1)
+    assert (b["requests"], b["cs_requests"], b["cs_local_requests"], b["cs_forwarded"]) == (1, 0, 0, 0)
+
+
+def test_named_locks_are_those_holding_a_tenth_of_some_content():
+    # three locks: lock 0 takes 90% of the sections and a tenth of the work, lock 1 half
+    # the work in few sections, lock 2 the other 40%: all three are named, the largest
+    # share first, and no lock is left over
+    from types import SimpleNamespace
+
+    from calibration.profiles.svm_cluster import named_locks
+    from calibration.sim.svm import LOCK_CONTENT
+
+    content = np.zeros((3, len(LOCK_CONTENT)), np.int64)
+    content[:, 0] = [90, 4, 6]                                  # sections
+    content[:, 1] = [100, 500, 400]                             # cs_busy
+    named, other = named_locks(SimpleNamespace(lock_content=content))
+    assert [lock["sections"] for lock in named] == [0.9, 0.04, 0.06] and other == 0.0
+    assert [lock["cs_busy"] for lock in named] == [0.1, 0.5, 0.4]
+    # at a threshold of one half lock 2 is the rest: alone, a concentration of 1
+    named, other = named_locks(SimpleNamespace(lock_content=content), share=0.5)
+    assert [lock["cs_busy"] for lock in named] == [0.1, 0.5] and other == 1.0
+    assert named_locks(SimpleNamespace(lock_content=np.zeros((0, len(LOCK_CONTENT)))))[0] == []
+
+
+def _named(share, **counts):
+    """:func:`_one_lock`'s values (both protocols) with one named lock of ``share`` of
+    every kind of content."""
+    from models.svm_cluster.model import LOCK_SHARES
+
+    values = _one_lock(**counts)
+    lock = dict.fromkeys(LOCK_SHARES, share)
+    return {**values, "hlrc.locks": (lock,), "sc.locks": (lock,)}
+
+
+def test_named_locks_share_the_critical_sections_out_by_their_contents():
+    work = dict(requests=[50.0, 50.0], reply_bytes=[204800.0, 204800.0], served=[50.0, 50.0],
+                cs_requests=[20.0, 20.0], lock_messages=[200.0, 200.0])
+    # one named lock holding everything is the one station of a concentration of 1
+    for c in ("hlrc", "sc"):
+        one = SVMCluster({**_one_lock(**work), "coherence": c}).solve().outputs["execution_cycles"]
+        named = SVMCluster({**_named(1.0, **work), "coherence": c}).solve().outputs["execution_cycles"]
+        assert named == pytest.approx(one, rel=1e-9)
+    # two locks of half of everything each are two even stations (a concentration of 1/2)
+    from models.svm_cluster.model import LOCK_SHARES
+
+    half = dict.fromkeys(LOCK_SHARES, 0.5)
+    spread = {**_one_lock(**work), "hlrc.cs_busy": [1e6, 1e6], "hlrc.lock_concentration": 0.5}
+    even = SVMCluster(spread).solve().outputs["execution_cycles"]
+    two = SVMCluster({**spread, "hlrc.locks": (half, half)}).solve().outputs["execution_cycles"]
+    assert two == pytest.approx(even, rel=1e-9)
+    # the same sections with all the work inside one of them queue longer than spread
+    hot = SVMCluster({**spread, "hlrc.locks": ({**half, "cs_busy": 1.0, "cs_requests": 1.0},)})
+    assert hot.solve().outputs["execution_cycles"] > even * 1.02
+    with pytest.raises(ModelError, match=r"hlrc\.locks\[0\]\.cs_busy"):
+        SVMCluster({**_one_lock(), "hlrc.locks": ({**half, "cs_busy": 1.5},)})
+    with pytest.raises(ModelError, match=r"hlrc\.locks\b.*cs_busy shares sum to 1\.2"):
+        SVMCluster({**_one_lock(), "hlrc.locks": ({**half, "cs_busy": 0.6}, {**half, "cs_busy": 0.6})})
+    with pytest.raises(ModelError, match=r"sc\.locks\[0\]\.sections"):
+        SVMCluster({**_one_lock(), "sc.locks": ({**half, "sections": float("nan")},)})
+    # in a file with phase groups (which carry the same locks) the field is the file's
+    import tomllib
+
+    from mva.modelkind import model_from_document
+
+    doc = tomllib.loads((ROOT / "data/studies/svm-splash16/volrend.toml").read_text())
+    assert doc["sc"]["phases"] and doc["sc"]["locks"]
+    doc["sc"]["locks"][0]["cs_busy"] = 1.5
+    with pytest.raises(ModelError, match=r"^sc\.locks\[0\]\.cs_busy: must be a share"):
+        model_from_document(doc)
+
+
+def test_the_grant_that_passes_a_lock_on_is_the_locks_time():
+    # two nodes each take one lock 100 times for 10,000 cycles of work, two lock messages
+    # an acquire: the lock is busy for each section and the grant to the next holder at
+    # AO (host overhead 600 + NI 1000 + a header over two buses 2 x 32 + link 20 = 1684
+    # cycles), so the run lasts at least 200 x 11,684 cycles
+    values = {**_one_lock(lock_messages=[200.0, 200.0]), "hlrc.busy": [1.05e6, 1.05e6],
+              "hlrc.cs_busy": [1e6, 1e6], "hlrc.phase_max": 1.05e6, "coherence": "hlrc"}
+    run = SVMCluster(values).solve()
+    assert run.outputs["execution_cycles"] >= 200 * (10_000 + 1684) * (1 - 1e-9)
+    assert run.outputs["utilization"]["lock0"] <= 1.0 + 1e-9
+
+
+def test_fetches_inside_critical_sections_at_their_own_home_or_forwarded():
+    # node 0's 100 SC fetches all at its own home: inside its critical sections or
+    # outside them, they travel nowhere and hold no lock; forwarded to a dirty owner
+    # inside, each takes a third hop holding the lock
+    outside = dict(requests=[100.0, 0.0], reply_bytes=[6400.0, 0.0], served=[0.0, 100.0])
+    base = {**outside, "cs_requests": [100.0, 0.0]}
+    home = SVMCluster({**_one_lock(**outside, local_requests=[100.0, 0.0]), "coherence": "sc"}).solve()
+    local = SVMCluster({**_one_lock(**base, local_requests=[100.0, 0.0], cs_local_requests=[100.0, 0.0]),
+                        "coherence": "sc"}).solve().outputs["execution_cycles"]
+    assert local == pytest.approx(home.outputs["execution_cycles"], rel=1e-9)
+    none = SVMCluster({**_one_lock(), "coherence": "sc"}).solve().outputs["execution_cycles"]
+    plain = SVMCluster({**_one_lock(**base), "coherence": "sc"}).solve().outputs["execution_cycles"]
+    forwarded = SVMCluster({**_one_lock(**base, forwarded=[100.0, 0.0], cs_forwarded=[100.0, 0.0]),
+                            "coherence": "sc"}).solve().outputs["execution_cycles"]
+    assert forwarded > plain > none
+    with pytest.raises(ModelError, match=r"hlrc\.cs_forwarded\[0\]"):
+        SVMCluster(_one_lock(**base, forwarded=[5.0, 0.0], cs_forwarded=[6.0, 0.0]))
