@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.ccnuma import PHASE_GROUP_FACTOR, _bin
-from ..sim.svm import COUNTERS, LOCK_CONTENT, SVMConfig, SVMResult, simulate_svm
+from ..sim.svm import COUNTERS, LOCK_CONTENT, SVMConfig, SVMResult, lock_concentration, simulate_svm
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
@@ -66,9 +66,8 @@ def named_locks(run: SVMResult, share: float = NAMED_LOCK_SHARE) -> tuple[list, 
     totals = content.sum(axis=0).astype(float)
     shares = np.divide(content, totals, out=np.zeros(content.shape), where=totals > 0)
     named = [int(k) for k in np.argsort(-shares.max(axis=1), kind="stable") if shares[k].max() >= share]
-    rest = np.delete(content[:, 0], named).astype(float)
-    other = float((rest ** 2).sum() / rest.sum() ** 2) if rest.sum() > 0 else 0.0
-    return [{name: float(shares[k, j]) for j, name in enumerate(LOCK_CONTENT)} for k in named], other
+    return ([{name: float(shares[k, j]) for j, name in enumerate(LOCK_CONTENT)} for k in named],
+            lock_concentration(np.delete(content[:, 0], named)))
 
 
 def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:

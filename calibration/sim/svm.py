@@ -120,8 +120,8 @@ from .options import option, size_label
 from .workload import PAGE, Workload
 from mva.jit import clock as wall_clock, seconds_since
 
-__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "COUNTERS", "TIMES", "BREAKDOWN", "COMMUNICATION_SETS",
-           "LOCK_CONTENT"]
+__all__ = ["SVMConfig", "SVMResult", "simulate_svm", "lock_concentration", "COUNTERS", "TIMES", "BREAKDOWN",
+           "COMMUNICATION_SETS", "LOCK_CONTENT"]
 
 BUFFER = 1 << 16
 #: communication sets: Table 2's, and ``ideal`` (no communication cost at all)
@@ -144,6 +144,14 @@ TIMES = ("data_wait", "lock_wait", "barrier_wait", "protocol", "handler", "diff"
 #: the columns of :attr:`SVMResult.lock_content`: each lock's outermost critical sections,
 #: then what they held (the ``cs_`` counters, counted to the outermost lock held)
 LOCK_CONTENT = ("sections", *(COUNTERS[k] for k in K.LOCK_CONTENT))
+
+
+def lock_concentration(counts) -> float:
+    """The chance two acquires (or sections) name the same lock, from each lock's
+    ``counts``: sum of squared shares (0 without any)."""
+    counts = np.asarray(counts, float)
+    total = counts.sum()
+    return float((counts ** 2).sum() / total ** 2) if total > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -428,8 +436,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
             refs.refill(code)
     refs.check_barriers()
     phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
-    acq = st.locks["acquires"][: int(glob[K.G_LOCKS])].astype(float)
-    concentration = float((acq ** 2).sum() / acq.sum() ** 2) if acq.sum() > 0 else 0.0
+    concentration = lock_concentration(st.locks["acquires"][: int(glob[K.G_LOCKS])])
     timed = {"data_wait": times[:, K.T_DATA], "lock_wait": times[:, K.T_LOCK], "barrier_wait": times[:, K.T_BARRIER],
              "protocol": times[:, K.T_PROTOCOL] + times[:, K.T_HANDLER], "handler": times[:, K.T_HANDLER],
              "diff": times[:, K.T_DIFF], "finish": times[:, K.T_FINISH]}

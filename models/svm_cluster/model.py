@@ -325,11 +325,10 @@ class SVMCluster(ParameterisedModel):
         """Each named lock's shares between 0 and 1, and no kind shared out beyond the whole."""
         v = self.values
         for c in ("hlrc", "sc"):
+            share = real(0.0, 1.0)
             for k, lock in enumerate(v[f"{c}.locks"]):
                 for key in LOCK_SHARES:
-                    x = lock[key]
-                    if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
-                        raise ModelError(f"{c}.locks[{k}].{key}", f"must be a share between 0 and 1, got {x!r}")
+                    share(f"{c}.locks[{k}].{key}", lock[key])
             for key in LOCK_SHARES:
                 total = sum(lock[key] for lock in v[f"{c}.locks"])
                 if total > 1.0 + 1e-9:
@@ -390,13 +389,12 @@ class SVMCluster(ParameterisedModel):
         c = self.values["coherence"]
         named = self.values[f"{c}.locks"]
         if not named:
-            conc = self.values[f"{c}.lock_concentration"]
-            K = int(min(P, max(1, round(1.0 / conc)))) if conc > 0 else P
+            K = _even_stations(self.values[f"{c}.lock_concentration"], P)
             return {k: np.full(K, 1.0 / K) for k in LOCK_SHARES}
         own = {k: np.array([lock[k] for lock in named], float) for k in LOCK_SHARES}
         rest = {k: max(1.0 - v.sum(), 0.0) for k, v in own.items()}
         other = self.values[f"{c}.other_lock_concentration"]
-        spread = int(min(P, max(1, round(1.0 / other)))) if other > 0 else int(any(r > 1e-9 for r in rest.values()))
+        spread = _even_stations(other, P) if other > 0 else int(any(r > 1e-9 for r in rest.values()))
         share = {k: np.concatenate([own[k], np.full(spread, rest[k] / max(spread, 1))]) for k in LOCK_SHARES}
         used = np.flatnonzero(np.any([v > 0 for v in share.values()], axis=0))
         if used.size == 0:
@@ -426,6 +424,8 @@ class SVMCluster(ParameterisedModel):
         handlers = np.zeros(P)          # cycles of the handlers of one-way messages received
         # one request's unloaded hop (a forwarded request's third, a nested acquire's message)
         hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
+        # a grant passing a lock on: no handler at its receiver, whose bus takes it in too
+        grant = message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER) + HEADER * tb
         for i in range(P):
             own = np.eye(P)[i]
             others = 1.0 - own
@@ -470,8 +470,7 @@ class SVMCluster(ParameterisedModel):
                 # the acquirer's (one per acquire that is not nested; unloaded, both buses)
                 grants = min(app["acquires"][i] * (1.0 - nested / app["lock_messages"][i]), lm)
                 lm -= grants
-                D["lock"][3 * P:, i] += grants * (message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER)
-                                                  + HEADER * tb) * share["sections"]
+                D["lock"][3 * P:, i] += grants * grant * share["sections"]
             if P > 1:
                 send("lock", own, lm, 0.0)
                 D["lock"][cpu, i] += lm * handling * others / (P - 1)
@@ -755,6 +754,12 @@ class SVMCluster(ParameterisedModel):
                 break
         return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "background": background, "tail": tail,
                 "iterations": iterations, "converged": converged, "change": change, "accuracy": accuracy}
+
+
+def _even_stations(concentration: float, P: int) -> int:
+    """Lock stations visited evenly for a ``concentration`` (the chance two acquires name
+    one lock): its inverse, rounded, between 1 and ``P`` (``P`` when 0)."""
+    return int(min(P, max(1, round(1.0 / concentration)))) if concentration > 0 else P
 
 
 def _lock_bursts(app: dict, lock_service, concentration: float, handoff: float):

@@ -889,7 +889,7 @@ def test_named_locks_share_the_critical_sections_out_by_their_contents():
     doc = tomllib.loads((ROOT / "data/studies/svm-splash16/volrend.toml").read_text())
     assert doc["sc"]["phases"] and doc["sc"]["locks"]
     doc["sc"]["locks"][0]["cs_busy"] = 1.5
-    with pytest.raises(ModelError, match=r"^sc\.locks\[0\]\.cs_busy: must be a share"):
+    with pytest.raises(ModelError, match=r"^sc\.locks\[0\]\.cs_busy: must be <= 1"):
         model_from_document(doc)
 
 
