@@ -42,8 +42,8 @@ N_TIMES = 10
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
- CS_LOCAL_REQUESTS) = range(37)
-N_STATS = 37
+ CS_LOCAL_REQUESTS, BURST_AHEAD) = range(38)
+N_STATS = 38
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
 CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
@@ -53,6 +53,9 @@ CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
 LOCK_CONTENT = (CS_BUSY, CS_REQUESTS, CS_FORWARDED, CS_LOCAL_REQUESTS, CS_ACKS, CS_LOCK_MESSAGES, CS_PROTECTIONS,
                 CS_TWINS, CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES)
 N_LOCK_CONTENT = 1 + len(LOCK_CONTENT)
+# per lock in ``lock_burst``: the phase of its last first-of-the-phase acquire, how many
+# such acquires it has met in that phase, and their sum over the run of those ahead
+B_PHASE, B_FIRSTS, B_AHEAD = range(3)
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
 # sum over closed phases of the slowest process's busy cycles, closed phases]
@@ -409,13 +412,14 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         range_start, range_end, range_tag, range_count,
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
-        holder, lock_last, lock_free, lock_vc, lock_acquires, lock_content, lock_wait,
-        status, clock, waiting, wait_since, in_cs, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times):
+        holder, lock_last, lock_free, lock_vc, lock_acquires, lock_content, lock_wait, lock_burst,
+        status, clock, waiting, wait_since, in_cs, first_phase, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times):
     """Run until a refill, growth, the end or a deadlock (see the module docstring).
     ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts);
     ``cs_mark[p]``: ``p``'s counters when its outermost critical section began, and its
     lock (the last column); ``lock_content[lock]``: the outermost sections of ``lock`` and
-    what they held (:data:`LOCK_CONTENT`)."""
+    what they held (:data:`LOCK_CONTENT`); ``first_phase[p]``: the phase of ``p``'s last
+    first acquire of a phase, and ``lock_burst`` (:data:`B_PHASE` ...) the bursts they make."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
     timed = False                        # any cost: bookings, kept in time order
     for k in range(cost.shape[0]):
@@ -572,6 +576,16 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 if o == ACQUIRE:
                     stats[p, ACQUIRES] += 1
                     lock_acquires[lock] += 1
+                    if first_phase[p] != glob[G_PHASES]:
+                        # p's first acquire since the barrier: those that took this lock
+                        # first in this phase before it are ahead of it in a burst
+                        first_phase[p] = glob[G_PHASES]
+                        if lock_burst[lock, B_PHASE] != glob[G_PHASES]:
+                            lock_burst[lock, B_PHASE] = glob[G_PHASES]
+                            lock_burst[lock, B_FIRSTS] = 0
+                        stats[p, BURST_AHEAD] += lock_burst[lock, B_FIRSTS]
+                        lock_burst[lock, B_AHEAD] += lock_burst[lock, B_FIRSTS]
+                        lock_burst[lock, B_FIRSTS] += 1
                     status[p] = WAIT_DATA
                     if holder[lock] < 0:
                         t, giver = _lock_request(clock[p], p, lock, lock_last[lock], 1, nprocs, cost, cal, cal_n,

@@ -92,7 +92,12 @@ owner: no request message, only invalidations); the rest are round trips; inside
 critical sections ``cs_forwarded`` and ``cs_local_requests``.  Per lock
 (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
-cycles its acquirers waited for it (summed, the breakdown's lock wait).
+cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
+process's first acquire after a barrier (or the start) counts in ``burst_ahead`` the
+first acquires of the same lock in the same phase before it (the k-th to come counts
+k - 1; per lock the last column of ``lock_content``): all the processes leave a
+barrier together, so these are the critical sections it waits behind when they reach
+their first lock together, the model's lock bursts.
 
 Outputs: the execution time (the last node to finish), speedup = the work of all nodes
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
@@ -135,15 +140,18 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-            "cs_forwarded", "cs_local_requests")
+            "cs_forwarded", "cs_local_requests", "burst_ahead")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
 #: it, and when it finished
 TIMES = ("data_wait", "lock_wait", "barrier_wait", "protocol", "handler", "diff", "finish")
 #: the columns of :attr:`SVMResult.lock_content`: each lock's outermost critical sections,
-#: then what they held (the ``cs_`` counters, counted to the outermost lock held)
-LOCK_CONTENT = ("sections", *(COUNTERS[k] for k in K.LOCK_CONTENT))
+#: then what they held (the ``cs_`` counters, counted to the outermost lock held), then
+#: ``burst_ahead``: over the phases, the acquires of the lock that were their process's
+#: first of the phase and came before another such acquire of it (counted to the lock
+#: acquired)
+LOCK_CONTENT = ("sections", *(COUNTERS[k] for k in K.LOCK_CONTENT), "burst_ahead")
 
 
 def lock_concentration(counts) -> float:
@@ -332,7 +340,7 @@ class _State:
         return {"holder": np.full(cap, -1, np.int64), "last": np.full(cap, -1, np.int64),
                 "free": np.zeros(cap, np.int64), "vc": np.zeros((cap, self.P), np.int64),
                 "acquires": np.zeros(cap, np.int64), "content": np.zeros((cap, K.N_LOCK_CONTENT), np.int64),
-                "wait": np.zeros(cap, np.int64)}
+                "wait": np.zeros(cap, np.int64), "burst": np.repeat([[-1, 0, 0]], cap, axis=0).astype(np.int64)}
 
     @staticmethod
     def _grown(arrays: dict, new: dict) -> dict:
@@ -406,6 +414,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     vc = np.zeros((P, P), np.int64)
     status = np.zeros(P, np.int64)
     clock, waiting, wait_since, in_cs, phase_busy = (np.zeros(P, np.int64) for _ in range(5))
+    first_phase = np.full(P, -1, np.int64)
     cs_mark = np.zeros((P, K.N_STATS + 1), np.int64)
     stats = np.zeros((P, K.N_STATS), np.int64)
     snapshots = np.zeros((64, P, K.N_STATS), np.int64)
@@ -419,7 +428,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      config.home == "first-touch", range_start, range_end, range_tag, range_count,
                      *st.tab, *st.lock_tab, glob, u["home"], u["valid"], u["writable"], u["dirty"], u["owner"],
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
-                     lk["last"], lk["free"], lk["vc"], lk["acquires"], lk["content"], lk["wait"], status, clock, waiting, wait_since, in_cs, cs_mark,
+                     lk["last"], lk["free"], lk["vc"], lk["acquires"], lk["content"], lk["wait"], lk["burst"], status, clock, waiting, wait_since, in_cs,
+                     first_phase, cs_mark,
                      phase_busy, stats, snapshots, cost, cal, cal_n, times)
         if code == K.DONE:
             break
@@ -436,7 +446,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
             refs.refill(code)
     refs.check_barriers()
     phase_max = int(glob[K.G_PHASE_MAX] + phase_busy.max(initial=0))
-    concentration = lock_concentration(st.locks["acquires"][: int(glob[K.G_LOCKS])])
+    locks = int(glob[K.G_LOCKS])
+    concentration = lock_concentration(st.locks["acquires"][:locks])
     timed = {"data_wait": times[:, K.T_DATA], "lock_wait": times[:, K.T_LOCK], "barrier_wait": times[:, K.T_BARRIER],
              "protocol": times[:, K.T_PROTOCOL] + times[:, K.T_HANDLER], "handler": times[:, K.T_HANDLER],
              "diff": times[:, K.T_DIFF], "finish": times[:, K.T_FINISH]}
@@ -447,9 +458,10 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     # each barrier phase's counts, the last one (after the last barrier) included
     cumulative = np.concatenate([np.zeros((1, P, K.N_STATS), np.int64), snapshots[:int(glob[K.G_PHASES])], stats[None]])
     return SVMResult(workload.name, config.to_dict(), procs, totals, int(times[:, K.T_FINISH].max(initial=0)),
-                     phase_max, int(glob[K.G_LOCKS]), concentration, int(glob[K.G_UNITS]), seconds_since(t0),
-                     np.diff(cumulative, axis=0), st.locks["content"][: int(glob[K.G_LOCKS])].copy(),
-                     st.locks["wait"][: int(glob[K.G_LOCKS])].copy())
+                     phase_max, locks, concentration, int(glob[K.G_UNITS]), seconds_since(t0),
+                     np.diff(cumulative, axis=0),
+                     np.column_stack([st.locks["content"][:locks], st.locks["burst"][:locks, K.B_AHEAD]]),
+                     st.locks["wait"][:locks].copy())
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",

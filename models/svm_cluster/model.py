@@ -201,7 +201,7 @@ CS_PROTOCOL = tuple(f"cs_{k}" for k in PROTOCOL_COST)
 #: counters a model file may leave out (files written before the machine counted them):
 #: zero on every node
 OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-                     "cs_forwarded", "cs_local_requests")
+                     "cs_forwarded", "cs_local_requests", "burst_ahead")
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
@@ -212,7 +212,9 @@ PHASE_KEYS = (*APP_COUNTERS, "phase_max")
 #: what a named lock (``hlrc.locks``) gives: its shares of the run's outermost critical
 #: sections and of what they hold (the ``cs_`` counters, counted to the outermost lock)
 LOCK_SHARES = ("sections", "cs_busy", "cs_requests", "cs_forwarded", "cs_local_requests", "cs_acks", "cs_lock_messages",
-               *(f"cs_{k}" for k in PROTOCOL_COST))
+               *(f"cs_{k}" for k in PROTOCOL_COST), "burst_ahead")
+#: shares a named lock may leave out (files written before the machine counted them): 0
+OPTIONAL_LOCK_SHARES = ("burst_ahead",)
 
 
 
@@ -256,7 +258,7 @@ PARAMETERS = (
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.locks", (), "", "locks whose critical sections are their own station, each a table of "
                                       "its shares of the run's " + ", ".join(LOCK_SHARES)
-                + " (empty: every lock alike)", table_list(LOCK_SHARES, "named lock"))
+                + " (empty: every lock alike)", table_list(LOCK_SHARES, "named lock", OPTIONAL_LOCK_SHARES))
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.other_lock_concentration", 0.0, "", "with named locks: chance two of the other locks' "
                                                          "critical sections name the same lock", real(0.0, 1.0))
@@ -328,9 +330,9 @@ class SVMCluster(ParameterisedModel):
             share = real(0.0, 1.0)
             for k, lock in enumerate(v[f"{c}.locks"]):
                 for key in LOCK_SHARES:
-                    share(f"{c}.locks[{k}].{key}", lock[key])
+                    share(f"{c}.locks[{k}].{key}", lock.get(key, 0.0))
             for key in LOCK_SHARES:
-                total = sum(lock[key] for lock in v[f"{c}.locks"])
+                total = sum(lock.get(key, 0.0) for lock in v[f"{c}.locks"])
                 if total > 1.0 + 1e-9:
                     raise ModelError(f"{c}.locks", f"the named locks' {key} shares sum to {total:g}, above 1")
 
@@ -391,7 +393,7 @@ class SVMCluster(ParameterisedModel):
         if not named:
             K = _even_stations(self.values[f"{c}.lock_concentration"], P)
             return {k: np.full(K, 1.0 / K) for k in LOCK_SHARES}
-        own = {k: np.array([lock[k] for lock in named], float) for k in LOCK_SHARES}
+        own = {k: np.array([lock.get(k, 0.0) for lock in named], float) for k in LOCK_SHARES}
         rest = {k: max(1.0 - v.sum(), 0.0) for k, v in own.items()}
         other = self.values[f"{c}.other_lock_concentration"]
         spread = _even_stations(other, P) if other > 0 else int(any(r > 1e-9 for r in rest.values()))
@@ -401,19 +403,19 @@ class SVMCluster(ParameterisedModel):
             used = np.arange(1)
         return {k: v[used] for k, v in share.items()}
 
-    def _demands(self, comm, prot, app, fetch_stretch, arrival_wait=None):
+    def _demands(self, comm, prot, app, fetch_stretch, arrival_wait=None, section_service=None):
         """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
         (classes), stations ordered cpu, ni, bus (one per node each) then locks.  A fetch
         inside a critical section costs the unloaded :func:`message_cycles` of its request
         and its reply times ``fetch_stretch``; the work it gives the processors, NIs and
         I/O buses on its way is ``background`` (cycles per station over the run), load the
-        other nodes meet there."""
+        other nodes meet there.  ``section_service``: each lock station's critical section
+        (cycles, :meth:`_section_service`) for the bursts after barriers (None: none)."""
         P = app["busy"].shape[0]
         o, occ, tb, lat, hm = (comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency",
                                                  "message_handling"))
         handling = hm + prot["handler"]               # at the receiver of a request
         served = app["served"]
-        conc = self.values[f"{self.values['coherence']}.lock_concentration"]
         share = self._lock_stations(P) if app["acquires"].sum() > 0 else {}
         K = len(share["cs_busy"]) if share else 0
         D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
@@ -543,8 +545,8 @@ class SVMCluster(ParameterisedModel):
                 background["cs"][cpu, i] += inside * w * handling
         # acquires that follow a barrier meet at the locks at once
         handoff = o + occ + 2 * HEADER * tb + lat
-        burst_wait, burst_tail = (_lock_bursts(app, sum(D[q][3 * P:].sum(axis=0) for q in PURPOSES), conc, handoff)
-                                  if K else (np.zeros(P), 0.0))
+        burst_wait, burst_tail = (_lock_bursts(app, share, section_service, handoff)
+                                  if K and section_service is not None else (np.zeros(P), 0.0))
         Z["lock"] += burst_wait
         load = sum(background.values())[:3 * P].sum(axis=1)
         load[cpu] += handlers
@@ -593,12 +595,33 @@ class SVMCluster(ParameterisedModel):
             return self._solve_groups(groups)
         return self._solve_run()
 
+    def _section_service(self) -> np.ndarray | None:
+        """Each lock station's mean critical section over the run (cycles): its demands
+        unloaded (fetches inside at their unloaded cost) over its outermost sections (the
+        acquires not nested: ``acquires`` less the nested share of ``lock_messages``).
+        From the run's counts even for a group of phases, whose mix of locks the shares
+        (the run's) do not describe: a long section every node takes once a frame
+        (Volrend) falls in a few phases.  None without locks."""
+        comm, prot = _layers(self.values)
+        app = self.app()
+        P = app["busy"].shape[0]
+        D, _, K, _, _ = self._demands(comm, prot, app, np.ones(P))
+        if K == 0:
+            return None
+        share = self._lock_stations(P)
+        nested = np.divide(app["cs_lock_messages"], app["lock_messages"], out=np.zeros(P),
+                           where=app["lock_messages"] > 0)
+        sections = (app["acquires"] * (1.0 - nested)).sum() * share["sections"]
+        demand = sum(D[q][3 * P:].sum(axis=1) for q in PURPOSES)
+        return np.divide(demand, sections, out=np.zeros(K), where=sections > 0)
+
     def _solve_groups(self, groups) -> ModelSolution:
         """Each group of like barrier phases solved as its own network [REC]: barriers keep
         the phases apart, so a message queues only with those of its own phase; the
         execution time is the groups' summed, as are the breakdowns."""
         v = self.values
-        parts = [self._group(v["coherence"], g)._solve_run() for g in groups]
+        service = self._section_service()
+        parts = [self._group(v["coherence"], g)._solve_run(service) for g in groups]
         execution = sum(p.outputs["execution_cycles"] for p in parts)
         sequential = float(sum(v[f"{v['coherence']}.busy"]))
         weights = [p.outputs["execution_cycles"] / execution for p in parts]
@@ -623,7 +646,9 @@ class SVMCluster(ParameterisedModel):
                              message="; ".join(messages), units=parts[0].units,
                              extras={"groups": parts})
 
-    def _solve_run(self) -> ModelSolution:
+    def _solve_run(self, section_service=None) -> ModelSolution:
+        """The run (or a group of phases) as one network; ``section_service``: the lock
+        stations' critical sections for the bursts (None: :meth:`_section_service`)."""
         from mva import solve
 
         v = self.values
@@ -647,7 +672,9 @@ class SVMCluster(ParameterisedModel):
             slow = float(T.sum() / max(busy.sum(), 1e-300))
             return T, float(T.max() + imbalance_work * slow + tail)
 
-        fp = self._fixed_point(comm, prot, app, cycles, timing)
+        if section_service is None:
+            section_service = self._section_service()
+        fp = self._fixed_point(comm, prot, app, cycles, timing, section_service)
         D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
         if v["method"] == "simulation":
             net = self.network(D, Z, K, P, cycles, wait=fp["wait"], background=fp["background"])
@@ -682,7 +709,7 @@ class SVMCluster(ParameterisedModel):
                              converged=fp["converged"], iterations=fp["iterations"], message=message, units=units,
                              extras={"node_cycles": T, "parts": parts, "result": r})
 
-    def _fixed_point(self, comm, prot, app, cycles, timing) -> dict:
+    def _fixed_point(self, comm, prot, app, cycles, timing, section_service=None) -> dict:
         """The critical-section stretch and each node's barrier wait, iterated with the
         contention network until both settle (at most 200 rounds; each round's
         Linearizer starts from the last round's corrections): the last demands
@@ -701,7 +728,8 @@ class SVMCluster(ParameterisedModel):
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
         relax, previous, population = RELAX, math.inf, None
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
-            D, Z, K, inside, tail = self._demands(comm, prot, app, stretch, arrival if receiving else None)
+            D, Z, K, inside, tail = self._demands(comm, prot, app, stretch, arrival if receiving else None,
+                                                  section_service)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
@@ -762,31 +790,31 @@ def _even_stations(concentration: float, P: int) -> int:
     return int(min(P, max(1, round(1.0 / concentration)))) if concentration > 0 else P
 
 
-def _lock_bursts(app: dict, lock_service, concentration: float, handoff: float):
-    """The lock waits of acquires that follow a barrier (cycles): per node, and the
+def _lock_bursts(app: dict, share: dict, section_service, handoff: float):
+    """The lock waits of each phase's first acquires (cycles): per node, and the
     phases' lengthening beyond it.  A barrier releases every node at once and they reach
     their first critical section of the phase together (as the reductions of Ocean and
-    Water do), not spread over the phase as the contention network assumes.  With n
-    nodes acquiring and ``concentration`` c the chance two acquires name one lock, a lock
-    meets n_eff = 1 + (n - 1) c of them, each holding it for S = the mean critical section
-    (``lock_service`` per node over its acquires: the lock stations' demands) plus the
-    grant's message to the next (``handoff``, host overhead + NI occupancy + header over
-    two buses + link latency).  Served in turn, the k-th waits k S: the mean (n_eff - 1) S
-    / 2, the last (n_eff - 1) S, which the barrier after passes to every node [REC: the
-    arrivals taken as simultaneous; spreading them by the nodes' own message delays (the
-    square root of a phase's requests times a fetch's response) was worse on the tuning
-    programs].  A node bursts once in each phase in which it acquires: min(acquires,
-    barriers).  The contention network still queues these acquires at its lock
-    stations, little where the phases' other work keeps the locks idle."""
+    Water and Volrend's once-a-frame lock do), not spread over the phase as the
+    contention network assumes.  The machine counts, for each node's first acquire of a
+    phase, the first acquires of the same lock in that phase before it
+    (``burst_ahead``; per lock its share of them, ``share["burst_ahead"]`` over the lock
+    stations): served in turn, a node waits for each of them a critical section of that
+    lock (``section_service``, per station: :meth:`SVMCluster._section_service`) plus
+    the grant's message to the next (``handoff``, host overhead + NI occupancy + header
+    over two buses + link latency).  The last of a burst of m waits (m - 1) S, twice the
+    mean, which the barrier after passes to every node: the phases lengthen by the mean
+    wait of the nodes that acquire [REC: the arrivals taken as simultaneous; the
+    machine's count replaces the chance 1 + (n - 1) c, from the run's lock
+    concentration c, that the old form took for the nodes a lock meets, and the mean
+    critical section of every lock, which missed a long section every node takes once a
+    frame].  The contention network still queues these acquires at its lock stations,
+    little where the phases' other work keeps the locks idle."""
     acquires = app["acquires"]
-    takers = acquires > 0
-    n = int(takers.sum())
-    if n < 2:
+    ahead = app["burst_ahead"]
+    if not ahead.any():
         return np.zeros_like(acquires), 0.0
-    service = float((lock_service[takers] / acquires[takers]).mean()) + handoff
-    bursts = np.minimum(acquires, np.maximum(app["barriers"], 1.0))
-    ahead = (n - 1) * concentration * service / 2
-    return bursts * ahead, float(bursts.max() * ahead)
+    wait = ahead * float((share["burst_ahead"] * (np.asarray(section_service, float) + handoff)).sum())
+    return wait, float(wait[acquires > 0].mean())
 
 
 def _arrival_waits(app: dict, bus_cycles, execution: float, transfer: float):

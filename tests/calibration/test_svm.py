@@ -748,38 +748,80 @@ def test_acknowledgements_and_nested_lock_messages_inside_hold_the_lock():
 
 
 def test_simultaneous_acquires_after_barriers_by_hand():
-    # four nodes reach one lock together in each of 3 phases, each holding it S = 1000
-    # cycles plus a 500-cycle handoff: served in turn they wait 0, 1, 2 and 3 x 1500,
-    # a mean of 2250 a phase, and the last node's 4500 holds the barrier after
+    # four nodes reach one lock together in each of 3 phases (the machine counts 0, 1, 2
+    # and 3 first acquires ahead of them a phase), each holding it S = 1000 cycles plus
+    # a 500-cycle handoff: served in turn they wait 0, 1, 2 and 3 x 1500 a phase, and the
+    # last node's wait beyond the mean, 2250 a phase, holds the barrier after
     from models.svm_cluster.model import _lock_bursts
 
-    app = {"acquires": np.array([3.0, 3, 3, 3]), "barriers": np.array([3.0, 3, 3, 3])}
-    wait, tail = _lock_bursts(app, np.full(4, 3000.0), 1.0, 500.0)
-    assert wait.tolist() == [3 * 2250.0] * 4 and tail == 3 * 2250.0
-    # a node acquiring more often than it meets barriers bursts once a phase; three nodes
-    # acquire, and with a chance of 1/2 that two acquires name one lock a node meets one
-    # of the other two: half a 1000-cycle section's wait a phase
-    app = {"acquires": np.array([9.0, 9, 9, 0]), "barriers": np.array([3.0, 3, 3, 3])}
-    wait, tail = _lock_bursts(app, np.array([9000.0, 9000, 9000, 0]), 1 / 2, 0.0)
-    assert wait.tolist() == pytest.approx([3 * 500.0] * 3 + [0.0]) and tail == pytest.approx(1500.0)
-    assert _lock_bursts({"acquires": np.array([5.0, 0]), "barriers": np.array([2.0, 2])}, np.ones(2), 1.0,
-                        0.0)[1] == 0.0                                  # one node alone meets nobody
+    app = {"acquires": np.full(4, 3.0), "burst_ahead": np.array([0.0, 3, 6, 9])}
+    one = {"sections": np.ones(1), "burst_ahead": np.ones(1)}
+    wait, tail = _lock_bursts(app, one, np.array([1000.0]), 500.0)
+    assert wait.tolist() == [0.0, 4500.0, 9000.0, 13500.0] and tail == 3 * 2250.0
+    # two stations: half the first acquires ahead at a long section (10,000 cycles), half
+    # at short ones (100): each node's count ahead is split by the stations' shares of it;
+    # the tail is the mean over the nodes that acquire
+    app = {"acquires": np.array([15.0, 15, 15, 0]), "burst_ahead": np.array([2.0, 2, 2, 0])}
+    two = {"sections": np.array([0.1, 0.9]), "burst_ahead": np.array([0.5, 0.5])}
+    wait, tail = _lock_bursts(app, two, np.array([10000.0, 100.0]), 0.0)
+    assert wait.tolist() == pytest.approx([2 * (0.5 * 10000 + 0.5 * 100)] * 3 + [0.0])
+    assert tail == pytest.approx(10100.0)
+    none = dict(app, burst_ahead=np.zeros(4))                # no burst counted (a file without the count)
+    assert _lock_bursts(none, two, np.array([10000.0, 100.0]), 0.0)[1] == 0.0
+
+
+def test_a_lock_stations_section_is_its_demand_over_the_sections_not_nested():
+    # two nodes, one lock, 100 acquires each holding 1e3 cycles of work (B+, protocol B:
+    # no message costs but two headers a grant over the I/O bus, 1/4 cycle a byte)
+    B = {"coherence": "hlrc", "communication": "B+", "protocol": "B"}
+    assert SVMCluster({**_one_lock(), **B})._section_service().tolist() == [1e3]
+    # a third of the lock messages inside sections (nested acquires, no sections of their
+    # own): 2 x 66.7 sections, which hold the 200 nested messages (a hop: one header over
+    # the bus; no handling, handler or latency at B+ and B) and pass the lock on by a
+    # grant each (two headers)
+    nested = SVMCluster({**_one_lock(lock_messages=[300.0, 300.0], cs_lock_messages=[100.0, 100.0]), **B})
+    sections = 200 * (1 - 1 / 3)
+    hop, grant = 16 / 4.0, 2 * 16 / 4.0
+    expected = (2e5 + 200 * hop + sections * grant) / sections
+    assert nested._section_service().tolist() == pytest.approx([expected], rel=1e-12)
 
 
 def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
-    # two nodes, one lock, one acquire each per phase over 100 phases: beyond the run
-    # without the burst (the same counts over a single phase: one burst only), the run
-    # grows by about 99 bursts' tail, one critical section each (1e3 cycles + the handoff)
+    # two nodes, one lock, one acquire each per phase over 100 phases, one node ahead of
+    # the other in each: beyond the run without bursts, the run grows by 100 bursts'
+    # tail and mean wait, one critical section each (1e3 cycles + the handoff)
     base = _one_lock()
     base.update({f"hlrc.{k}": v for k, v in dict(acquires=[100.0, 100.0], cs_busy=[1e5, 1e5]).items()})
-    phased = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "coherence": "hlrc", "communication": "B+",
+    phased = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "hlrc.burst_ahead": [50.0, 50.0],
+                         "coherence": "hlrc", "communication": "B+", "protocol": "B"}).solve()
+    spread = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "coherence": "hlrc", "communication": "B+",
                          "protocol": "B"}).solve()
-    once = SVMCluster({**base, "hlrc.barriers": [1.0, 1.0], "coherence": "hlrc", "communication": "B+",
-                       "protocol": "B"}).solve()
     # B+: no host overhead, NI occupancy or link latency; the handoff is two headers over the bus
     handoff = 2 * 16 / 4.0
-    grow = phased.outputs["execution_cycles"] - once.outputs["execution_cycles"]
-    assert grow == pytest.approx(99 * (1e3 + handoff), rel=0.05)
+    grow = phased.outputs["execution_cycles"] - spread.outputs["execution_cycles"]
+    assert grow == pytest.approx(100 * (1e3 + handoff), rel=0.05)
+
+
+def test_the_machine_counts_the_first_acquires_of_a_phase_ahead_of_each():
+    # three processes take lock 7 first after the start and again after the barrier (p2
+    # takes lock 8 first there, then 7); a second acquire in a phase is no first.  In
+    # the cost-free run they come in process order: 0, 1, 2 ahead at lock 7 in phase 0;
+    # 0, 1 in phase 1, where p2 meets nobody at lock 8
+    from calibration.sim.svm import COUNTERS, LOCK_CONTENT
+
+    section = [(LOAD, PRIVATE)] * 4
+    p0 = [(ACQUIRE, 7), *section, (RELEASE, 7), (ACQUIRE, 7), (RELEASE, 7), (BARRIER, 0), (ACQUIRE, 7),
+          (RELEASE, 7), (BARRIER, 1)]
+    p1 = [(LOAD, PRIVATE), (ACQUIRE, 7), *section, (RELEASE, 7), (BARRIER, 0), (LOAD, PRIVATE), (ACQUIRE, 7),
+          (RELEASE, 7), (BARRIER, 1)]
+    p2 = [(LOAD, PRIVATE)] * 2 + [(ACQUIRE, 7), *section, (RELEASE, 7), (BARRIER, 0), (ACQUIRE, 8), (RELEASE, 8),
+                                  (ACQUIRE, 7), (RELEASE, 7), (BARRIER, 1)]
+    r = simulate_svm(_workload(p0, p1, p2), SVMConfig(**FREE))
+    assert [p["burst_ahead"] for p in r.processes] == [0, 1 + 1, 2]
+    ahead = r.lock_content[:, LOCK_CONTENT.index("burst_ahead")]
+    assert sorted(ahead.tolist()) == [0, 4]                  # lock 8's first meets nobody
+    assert ahead.sum() == sum(p["burst_ahead"] for p in r.processes)
+    assert r.phase_counts[:, :, COUNTERS.index("burst_ahead")].sum(axis=1).tolist()[:2] == [3, 1]
 
 
 def test_each_locks_sections_and_contents_are_counted_to_the_outermost_lock():
