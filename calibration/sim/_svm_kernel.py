@@ -29,8 +29,10 @@ CALENDAR = 64              # booked intervals remembered per resource
 (C_OVERHEAD, C_OCCUPANCY, C_TRANSFER, C_LINK, C_HANDLING, C_PROTECTION, C_COMPARE, C_DIFF_WORD, C_APPLY, C_TWIN,
  C_HANDLER, C_NOTICE) = range(12)
 N_COSTS = 12
-# resources of a node booked in ``cal`` (processor time of handlers, I/O bus, NI)
-R_CPU, R_BUS, R_NI = range(3)
+# resources of a node booked in ``cal`` (processor time of handlers, I/O bus, NI), and the
+# handlers booked on its processor at times its program has not reached yet (pending:
+# charged to the program or absorbed by a wait when it gets there)
+R_CPU, R_BUS, R_NI, R_PENDING = range(4)
 # per-process times (``times``, cycles): the breakdown, the last data wait (when the
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
@@ -146,17 +148,85 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
 
 
 @jit
-def _steal(r, start, d, status, clock, times):
+def _steal(r, start, d, status, clock, times, cal, cal_n):
     """A handler on ``r``'s processor from ``start`` for ``d`` cycles delays ``r``'s
     program by as much, unless the processor idles then: the program waits at a lock or
-    a barrier, has finished, or the handler falls in its last data wait."""
+    a barrier, has finished, or the handler falls in its last data wait.  One at a time
+    ahead of ``r``'s clock waits until ``r`` gets there (:func:`_pend`): it runs while
+    ``r`` waits or delays it, whichever ``r`` does then."""
     if d <= 0 or status[r] != RUN:
+        return
+    if start >= clock[r]:
+        _pend(r, start, d, clock, times, cal, cal_n)
         return
     lo = max(start, times[r, T_IDLE_FROM])
     hi = min(start + d, times[r, T_IDLE_TO])
     d -= max(hi - lo, 0)
     clock[r] += d
     times[r, T_HANDLER] += d
+
+
+@jit
+def _pend(r, start, d, clock, times, cal, cal_n):
+    """Keep the handler ``start``, ``d`` ahead of ``r``'s clock, in start order (the
+    earliest charged at once when :data:`CALENDAR` are pending)."""
+    k = cal_n[r, R_PENDING]
+    if k == CALENDAR:
+        clock[r] += cal[r, R_PENDING, 0, 1]
+        times[r, T_HANDLER] += cal[r, R_PENDING, 0, 1]
+        for j in range(1, k):
+            cal[r, R_PENDING, j - 1, 0] = cal[r, R_PENDING, j, 0]
+            cal[r, R_PENDING, j - 1, 1] = cal[r, R_PENDING, j, 1]
+        k -= 1
+    i = k
+    while i > 0 and cal[r, R_PENDING, i - 1, 0] > start:
+        cal[r, R_PENDING, i, 0] = cal[r, R_PENDING, i - 1, 0]
+        cal[r, R_PENDING, i, 1] = cal[r, R_PENDING, i - 1, 1]
+        i -= 1
+    cal[r, R_PENDING, i, 0] = start
+    cal[r, R_PENDING, i, 1] = d
+    cal_n[r, R_PENDING] = k + 1
+
+
+@jit
+def _due(p, clock, times, cal, cal_n):
+    """Charge ``p`` the pending handlers its clock has reached: its program ran then."""
+    k = cal_n[p, R_PENDING]
+    n = 0
+    while n < k and cal[p, R_PENDING, n, 0] <= clock[p]:
+        clock[p] += cal[p, R_PENDING, n, 1]
+        times[p, T_HANDLER] += cal[p, R_PENDING, n, 1]
+        n += 1
+    if n > 0:
+        for j in range(n, k):
+            cal[p, R_PENDING, j - n, 0] = cal[p, R_PENDING, j, 0]
+            cal[p, R_PENDING, j - n, 1] = cal[p, R_PENDING, j, 1]
+        cal_n[p, R_PENDING] = k - n
+
+
+@jit
+def _waited(p, start, end, clock, times, cal, cal_n):
+    """``p`` waited (for data, a lock or a barrier) from ``start`` to ``end``: its clock
+    goes to ``end``, plus what the pending handlers before ``end`` cost it: those that
+    started before the wait in full (it ran then), those within it the part beyond
+    ``end`` (the processor was idle until then)."""
+    k = cal_n[p, R_PENDING]
+    extra = np.int64(0)
+    keep = 0
+    for j in range(k):
+        a = cal[p, R_PENDING, j, 0]
+        d = cal[p, R_PENDING, j, 1]
+        if a >= end:
+            cal[p, R_PENDING, keep, 0] = a
+            cal[p, R_PENDING, keep, 1] = d
+            keep += 1
+        elif a < start:
+            extra += d
+        else:
+            extra += max(a + d - end, 0)
+    cal_n[p, R_PENDING] = keep
+    clock[p] = end + extra
+    times[p, T_HANDLER] += extra
 
 
 @jit
@@ -171,7 +241,7 @@ def _request(t, s, r, nbytes, extra, nout, cost, cal, cal_n, status, clock, time
     arrive = _deliver(t, s, r, nbytes, cost, cal, cal_n)
     work = _cycles(cost[C_HANDLING] + cost[C_HANDLER] + extra + nout * cost[C_OVERHEAD])
     start = _book(cal, cal_n, r, R_CPU, arrive, work)
-    _steal(r, start, work, status, clock, times)
+    _steal(r, start, work, status, clock, times, cal, cal_n)
     return start + work
 
 
@@ -184,9 +254,9 @@ def _charge(p, d, clock, times):
 
 
 @jit
-def _wait_data(p, start, end, clock, times):
+def _wait_data(p, start, end, clock, times, cal, cal_n):
     """``p`` blocked from ``start`` until its data arrived at ``end``."""
-    clock[p] = end
+    _waited(p, start, end, clock, times, cal, cal_n)
     times[p, T_DATA] += end - start
     times[p, T_IDLE_FROM] = start
     times[p, T_IDLE_TO] = end
@@ -272,7 +342,7 @@ def _lock_request(t, p, lock, to, nout, nprocs, cost, cal, cal_n, status, clock,
 
 @jit
 def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home, valid,
-           log_page, log_int, log_n, log_base, pos, vc, stats, cost, times):
+           log_page, log_int, log_n, log_base, pos, vc, stats, cost, times, cal, cal_n):
     """``p`` takes ``lock`` when its grant arrives at ``arrive`` (its wait until then is
     lock wait): request to the lock's manager, forward to the last holder, grant (with
     the holder's write notices under HLRC, processed by ``p`` while it holds the lock:
@@ -286,7 +356,7 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait,
     if arrive > clock[p]:
         times[p, T_LOCK] += arrive - clock[p]
         lock_wait[lock] += arrive - clock[p]
-        clock[p] = arrive
+        _waited(p, clock[p], arrive, clock, times, cal, cal_n)
     manager = lock % nprocs
     last = lock_last[lock]
     sent = _send(stats, p, manager, HEADER, False)
@@ -390,7 +460,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         owner[u] = p
         sharers[u] = np.uint64(0)
     status[p] = RUN
-    _wait_data(p, start, done, clock, times)
+    _wait_data(p, start, done, clock, times, cal, cal_n)
     if remote:
         stats[p, REQUESTS] += 1
         if in_cs[p] > 0:
@@ -442,6 +512,8 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         steps = 0
         while steps < QUANTUM and status[p] == RUN:
             steps += 1
+            if cal_n[p, R_PENDING] > 0:
+                _due(p, clock, times, cal, cal_n)
             c = cursor[p]
             if glob[G_UNITS] + 64 > cap_units or 2 * (glob[G_UNITS] + 64) > tab_val.shape[0] \
                     or glob[G_LOCKS] + 1 > cap_locks or 2 * (glob[G_LOCKS] + 1) > lock_val.shape[0] \
@@ -455,6 +527,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats,
                                   cost, cal, cal_n, status, clock, times)
                 status[p] = FINISHED         # a barrier others wait at may now be complete without p
+                cal_n[p, R_PENDING] = 0      # handlers after its end cost it nothing
                 times[p, T_FINISH] = clock[p]
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
                                         status, clock, glob, phase_busy, stats, snapshots, cost, cal, cal_n, times)
@@ -522,7 +595,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             t = _request(_sent(start, p, h, cost), p, h, 0, 0.0, 1, cost, cal, cal_n,
                                          status, clock, times)
                             status[p] = RUN
-                            _wait_data(p, start, _deliver(t, h, p, unit_bytes, cost, cal, cal_n), clock, times)
+                            _wait_data(p, start, _deliver(t, h, p, unit_bytes, cost, cal, cal_n), clock, times, cal, cal_n)
                             _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
                             stats[p, REQUESTS] += 1
                             stats[p, REPLY_BYTES] += unit_bytes
@@ -593,7 +666,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                         status[p] = RUN
                         arrive = _deliver(max(t, lock_free[lock]), giver, p, 0, cost, cal, cal_n)
                         _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
-                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
+                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times, cal, cal_n)
                     else:                              # queued at the holder, who grants at its release
                         times[p, T_LOCK_REQUEST] = _lock_request(clock[p], p, lock, holder[lock], 0, nprocs, cost,
                                                                  cal, cal_n, status, clock, times)[0]
@@ -629,11 +702,11 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             leave = clock[p]
                         else:                          # it comes later: its handler grants at once
                             leave = _book(cal, cal_n, p, R_CPU, request, ov)
-                            _steal(p, leave, ov, status, clock, times)
+                            _steal(p, leave, ov, status, clock, times, cal, cal_n)
                             leave += ov
                         arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
                         _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
-                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times)
+                               valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times, cal, cal_n)
                 break
             if o == BARRIER:
                 stats[p, BARRIERS] += 1
@@ -683,7 +756,7 @@ def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n,
         else:
             release = t
         times[p, T_BARRIER] += release - clock[p]
-        clock[p] = release
+        _waited(p, clock[p], release, clock, times, cal, cal_n)
         status[p] = RUN
         if hlrc:
             for q in range(nprocs):

@@ -139,28 +139,59 @@ def test_a_page_fault_at_achievable_costs_by_hand():
 
 
 def test_a_lock_handoff_by_hand():
-    # p0 holds lock 7 (managed by node 0) for 1000 cycles; p1 asks at cycle 10: its
-    # request interrupts p0 for a handler, and p0's release sends the grant from the
-    # handler's time on, since the request came after the release (cycle 1300)
-    p0 = [(ACQUIRE, 7)] + [(LOAD, PRIVATE)] * 1000 + [(RELEASE, 7)]
+    # p0 holds lock 7 (managed by node 0) for 1000 cycles, then computes 2000 more; p1
+    # asks at cycle 10: its request reaches p0 at 10 + ONE_WAY, after the release, and
+    # p0's handler sends the grant at once; the handler (its work and the grant's host
+    # overhead) interrupts p0's computing, which it delays by as much
+    p0 = [(ACQUIRE, 7)] + [(LOAD, PRIVATE)] * 1000 + [(RELEASE, 7)] + [(LOAD, PRIVATE)] * 2000
     p1 = [(LOAD, PRIVATE)] * 10 + [(ACQUIRE, 7), (RELEASE, 7)]
     r = simulate_svm(_workload(p0, p1), SVMConfig())
     a, b = r.processes
     assert b["lock_wait"] == ONE_WAY + HANDLER + ONE_WAY == 3604
     assert b["finish"] == 10 + 3604
-    assert a["handler"] == HANDLER + A["host_overhead"] and a["finish"] == 1000 + 900
+    assert a["handler"] == HANDLER + A["host_overhead"] and a["finish"] == 3000 + 900
     assert a["lock_wait"] == 0 and b["handler"] == 0
+    # p0 done at its release: the handler runs on an idle processor and delays nobody
+    r = simulate_svm(_workload(p0[:1002], p1), SVMConfig())
+    a, b = r.processes
+    assert a["handler"] == 0 and a["finish"] == 1000 and b["finish"] == 10 + 3604
+
+
+def test_handlers_ahead_of_a_process_are_charged_or_absorbed_when_it_gets_there():
+    # handlers booked on a node's processor at times its program has not reached: one
+    # before its next wait (it ran then: charged in full), one starting inside the wait
+    # and running 50 cycles past its end (those 50 charged), one after (kept); the last
+    # is charged once the program's clock reaches it
+    import calibration.sim._svm_kernel as K
+
+    clock = np.zeros(1, np.int64)
+    times = np.zeros((1, K.N_TIMES), np.int64)
+    cal = np.zeros((1, 4, K.CALENDAR, 2), np.int64)
+    cal_n = np.zeros((1, 4), np.int64)
+    for start in (2000, 950, 500):                       # any order: kept in start order
+        K._pend(0, start, 100 if start < 2000 else 50, clock, times, cal, cal_n)
+    clock[0] = 600
+    K._waited(0, 600, 1000, clock, times, cal, cal_n)
+    assert clock[0] == 1000 + 100 + 50 and times[0, K.T_HANDLER] == 150
+    assert cal_n[0, K.R_PENDING] == 1 and cal[0, K.R_PENDING, 0].tolist() == [2000, 50]
+    clock[0] = 1999
+    K._due(0, clock, times, cal, cal_n)
+    assert clock[0] == 1999 and cal_n[0, K.R_PENDING] == 1     # not there yet
+    clock[0] = 2000
+    K._due(0, clock, times, cal, cal_n)
+    assert clock[0] == 2050 and times[0, K.T_HANDLER] == 200 and cal_n[0, K.R_PENDING] == 0
 
 
 def test_a_barrier_with_one_slow_node_by_hand():
-    # p1 arrives at cycle 10 (a message to the manager, node 0, which runs its handler
-    # while still computing); p0 arrives at 1300 and releases p1 with one message
+    # p1 arrives at cycle 10: a message to the manager, node 0, whose handler runs at
+    # 10 + ONE_WAY, when p0 already waits at the barrier (since cycle 1000) and so
+    # delays it nothing; p0, the manager, releases p1 with one message
     p0 = [(LOAD, PRIVATE)] * 1000 + [(BARRIER, 0), (LOAD, PRIVATE)]
     p1 = [(LOAD, PRIVATE)] * 10 + [(BARRIER, 0), (LOAD, PRIVATE)]
     r = simulate_svm(_workload(p0, p1), SVMConfig())
     a, b = r.processes
     arrived = 10 + ONE_WAY + HANDLER                     # p1's arrival handled at the manager
-    assert a["handler"] == HANDLER and a["barrier_wait"] == arrived + A["host_overhead"] - (1000 + HANDLER)
+    assert a["handler"] == 0 and a["barrier_wait"] == arrived + A["host_overhead"] - 1000
     assert b["barrier_wait"] == arrived + ONE_WAY - 10 == 3604
     assert r.execution_cycles == 10 + 3604 + 1
     bd = r.breakdown()
