@@ -23,7 +23,8 @@ MAX_PHASE_GROUPS = 4
 MINOR = 0.02
 #: a lock whose critical sections hold at least this share of the run's of any kind (its
 #: sections, work, fetches, acknowledgements, nested acquires' messages or protocol
-#: counts) is its own station in the model; fixed before any run was compared [REC]
+#: counts, or the first acquires of a phase ahead of another at it, ``burst_ahead``) is
+#: its own station in the model; fixed before any run was compared [REC]
 NAMED_LOCK_SHARE = 0.1
 
 

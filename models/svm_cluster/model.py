@@ -105,7 +105,12 @@ requests each serves:
   contention network (which spreads visits over the phase) does not see; the last
   node's longer wait holds the barrier after [REC: its form chosen on the tuning
   programs; on the recorded Ocean, whose reductions follow barriers, HLRC AO went from
-  32% optimistic to 18%];
+  32% optimistic to 18%].  The machine counts, for each node's first acquire of a
+  phase, the first acquires of the same lock in that phase before it (``burst_ahead``,
+  and per named lock its share); each costs a critical section of its lock, that lock
+  station's demand over its sections from the run's counts (:meth:`SVMCluster._section_service`;
+  Volrend's once-a-frame lock holds 4,000 cycles of work a section where its queue lock
+  holds 50, which the run's mean section and lock concentration, used before, missed);
 * barriers: a message to node 0 and one back per crossing.
 
 Barrier phases (``hlrc.phases``, ``sc.phases``; :func:`calibration.profiles.svm_cluster.phase_groups`)
@@ -544,8 +549,7 @@ class SVMCluster(ParameterisedModel):
                 send("cs", w, inside, payload, into=background)
                 background["cs"][cpu, i] += inside * w * handling
         # acquires that follow a barrier meet at the locks at once
-        handoff = o + occ + 2 * HEADER * tb + lat
-        burst_wait, burst_tail = (_lock_bursts(app, share, section_service, handoff)
+        burst_wait, burst_tail = (_lock_bursts(app, share, section_service)
                                   if K and section_service is not None else (np.zeros(P), 0.0))
         Z["lock"] += burst_wait
         load = sum(background.values())[:3 * P].sum(axis=1)
@@ -597,7 +601,8 @@ class SVMCluster(ParameterisedModel):
 
     def _section_service(self) -> np.ndarray | None:
         """Each lock station's mean critical section over the run (cycles): its demands
-        unloaded (fetches inside at their unloaded cost) over its outermost sections (the
+        unloaded (fetches inside at their unloaded cost, the grant that passes the lock
+        on included) over its outermost sections (the
         acquires not nested: ``acquires`` less the nested share of ``lock_messages``).
         From the run's counts even for a group of phases, whose mix of locks the shares
         (the run's) do not describe: a long section every node takes once a frame
@@ -790,7 +795,7 @@ def _even_stations(concentration: float, P: int) -> int:
     return int(min(P, max(1, round(1.0 / concentration)))) if concentration > 0 else P
 
 
-def _lock_bursts(app: dict, share: dict, section_service, handoff: float):
+def _lock_bursts(app: dict, share: dict, section_service):
     """The lock waits of each phase's first acquires (cycles): per node, and the
     phases' lengthening beyond it.  A barrier releases every node at once and they reach
     their first critical section of the phase together (as the reductions of Ocean and
@@ -799,21 +804,21 @@ def _lock_bursts(app: dict, share: dict, section_service, handoff: float):
     phase, the first acquires of the same lock in that phase before it
     (``burst_ahead``; per lock its share of them, ``share["burst_ahead"]`` over the lock
     stations): served in turn, a node waits for each of them a critical section of that
-    lock (``section_service``, per station: :meth:`SVMCluster._section_service`) plus
-    the grant's message to the next (``handoff``, host overhead + NI occupancy + header
-    over two buses + link latency).  The last of a burst of m waits (m - 1) S, twice the
+    lock and the grant that passes it on (``section_service``, per station:
+    :meth:`SVMCluster._section_service`).  The last of a burst of m waits (m - 1) S, twice the
     mean, which the barrier after passes to every node: the phases lengthen by the mean
     wait of the nodes that acquire [REC: the arrivals taken as simultaneous; the
     machine's count replaces the chance 1 + (n - 1) c, from the run's lock
     concentration c, that the old form took for the nodes a lock meets, and the mean
     critical section of every lock, which missed a long section every node takes once a
-    frame].  The contention network still queues these acquires at its lock stations,
-    little where the phases' other work keeps the locks idle."""
+    frame; and the grant, already the lock's time, no longer counted twice].  The
+    contention network still queues these acquires at its lock stations, little where
+    the phases' other work keeps the locks idle."""
     acquires = app["acquires"]
     ahead = app["burst_ahead"]
     if not ahead.any():
         return np.zeros_like(acquires), 0.0
-    wait = ahead * float((share["burst_ahead"] * (np.asarray(section_service, float) + handoff)).sum())
+    wait = ahead * float((share["burst_ahead"] * np.asarray(section_service, float)).sum())
     return wait, float(wait[acquires > 0].mean())
 
 

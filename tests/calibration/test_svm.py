@@ -780,25 +780,26 @@ def test_acknowledgements_and_nested_lock_messages_inside_hold_the_lock():
 
 def test_simultaneous_acquires_after_barriers_by_hand():
     # four nodes reach one lock together in each of 3 phases (the machine counts 0, 1, 2
-    # and 3 first acquires ahead of them a phase), each holding it S = 1000 cycles plus
-    # a 500-cycle handoff: served in turn they wait 0, 1, 2 and 3 x 1500 a phase, and the
-    # last node's wait beyond the mean, 2250 a phase, holds the barrier after
+    # and 3 first acquires ahead of them a phase), each holding it 1000 cycles and passing
+    # it on by a 500-cycle grant (S = 1500, the lock station's section): served in turn
+    # they wait 0, 1, 2 and 3 x 1500 a phase, and the last node's wait beyond the mean,
+    # 2250 a phase, holds the barrier after
     from models.svm_cluster.model import _lock_bursts
 
     app = {"acquires": np.full(4, 3.0), "burst_ahead": np.array([0.0, 3, 6, 9])}
     one = {"sections": np.ones(1), "burst_ahead": np.ones(1)}
-    wait, tail = _lock_bursts(app, one, np.array([1000.0]), 500.0)
+    wait, tail = _lock_bursts(app, one, np.array([1500.0]))
     assert wait.tolist() == [0.0, 4500.0, 9000.0, 13500.0] and tail == 3 * 2250.0
     # two stations: half the first acquires ahead at a long section (10,000 cycles), half
     # at short ones (100): each node's count ahead is split by the stations' shares of it;
     # the tail is the mean over the nodes that acquire
     app = {"acquires": np.array([15.0, 15, 15, 0]), "burst_ahead": np.array([2.0, 2, 2, 0])}
     two = {"sections": np.array([0.1, 0.9]), "burst_ahead": np.array([0.5, 0.5])}
-    wait, tail = _lock_bursts(app, two, np.array([10000.0, 100.0]), 0.0)
+    wait, tail = _lock_bursts(app, two, np.array([10000.0, 100.0]))
     assert wait.tolist() == pytest.approx([2 * (0.5 * 10000 + 0.5 * 100)] * 3 + [0.0])
     assert tail == pytest.approx(10100.0)
     none = dict(app, burst_ahead=np.zeros(4))                # no burst counted (a file without the count)
-    assert _lock_bursts(none, two, np.array([10000.0, 100.0]), 0.0)[1] == 0.0
+    assert _lock_bursts(none, two, np.array([10000.0, 100.0]))[1] == 0.0
 
 
 def test_a_lock_stations_section_is_its_demand_over_the_sections_not_nested():
@@ -820,17 +821,18 @@ def test_a_lock_stations_section_is_its_demand_over_the_sections_not_nested():
 def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
     # two nodes, one lock, one acquire each per phase over 100 phases, one node ahead of
     # the other in each: beyond the run without bursts, the run grows by 100 bursts'
-    # tail and mean wait, one critical section each (1e3 cycles + the handoff)
-    base = _one_lock()
+    # tail and mean wait, one critical section each (1e3 cycles + the grant, one per
+    # acquire: three lock messages each)
+    base = _one_lock(lock_messages=[300.0, 300.0])
     base.update({f"hlrc.{k}": v for k, v in dict(acquires=[100.0, 100.0], cs_busy=[1e5, 1e5]).items()})
     phased = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "hlrc.burst_ahead": [50.0, 50.0],
                          "coherence": "hlrc", "communication": "B+", "protocol": "B"}).solve()
     spread = SVMCluster({**base, "hlrc.barriers": [100.0, 100.0], "coherence": "hlrc", "communication": "B+",
                          "protocol": "B"}).solve()
-    # B+: no host overhead, NI occupancy or link latency; the handoff is two headers over the bus
-    handoff = 2 * 16 / 4.0
+    # B+: no host overhead, NI occupancy or link latency; the grant is two headers over the bus
+    grant = 2 * 16 / 4.0
     grow = phased.outputs["execution_cycles"] - spread.outputs["execution_cycles"]
-    assert grow == pytest.approx(100 * (1e3 + handoff), rel=0.05)
+    assert grow == pytest.approx(100 * (1e3 + grant), rel=0.05)
 
 
 def test_the_machine_counts_the_first_acquires_of_a_phase_ahead_of_each():
