@@ -68,7 +68,7 @@ smallest clock runs next.
   there: charged in full if the program runs then, and only for the part past a wait's
   end if it falls in one (the machine advances one process at a time; charging such a
   handler at once, as it did before, delayed programs by handlers that ran while they
-  waited: 13.7 of Barnes's 18 M cycles of stolen time per node under SC at AO).
+  waited: on Barnes under SC at AO, 13.7 M cycles a node, most of its 18 M of protocol time).
   Data replies and acknowledgements are deposited in memory without a handler.
 * HLRC: a page fault waits for the page, then pays **page protection**; the first write
   in an interval pays protection and, off the home, a **twin** (per page
