@@ -86,6 +86,14 @@ def _cycles(x):
 
 
 @jit
+def _drop(cal, node, res, n, k):
+    """Drop the first ``n`` of the ``k`` intervals of ``node``'s ``res`` (the rest move up)."""
+    for j in range(n, k):
+        cal[node, res, j - n, 0] = cal[node, res, j, 0]
+        cal[node, res, j - n, 1] = cal[node, res, j, 1]
+
+
+@jit
 def _book(cal, cal_n, node, res, t, d):
     """Book ``d`` cycles of resource ``res`` of ``node`` at the earliest start >= ``t``
     that overlaps no booked interval (served in the order bookings are made, which the
@@ -109,9 +117,7 @@ def _book(cal, cal_n, node, res, t, d):
     if k == CALENDAR:                 # forget the oldest interval
         if i == 0:
             return s
-        for j in range(1, k):
-            cal[node, res, j - 1, 0] = cal[node, res, j, 0]
-            cal[node, res, j - 1, 1] = cal[node, res, j, 1]
+        _drop(cal, node, res, 1, k)
         i -= 1
         k -= 1
     for j in range(k, i, -1):
@@ -161,7 +167,12 @@ def _steal(r, start, d, status, clock, times, cal, cal_n):
         return
     lo = max(start, times[r, T_IDLE_FROM])
     hi = min(start + d, times[r, T_IDLE_TO])
-    d -= max(hi - lo, 0)
+    _delayed(r, d - max(hi - lo, 0), clock, times)
+
+
+@jit
+def _delayed(r, d, clock, times):
+    """``r``'s program delayed ``d`` cycles by handlers on its processor."""
     clock[r] += d
     times[r, T_HANDLER] += d
 
@@ -172,11 +183,8 @@ def _pend(r, start, d, clock, times, cal, cal_n):
     earliest charged at once when :data:`CALENDAR` are pending)."""
     k = cal_n[r, R_PENDING]
     if k == CALENDAR:
-        clock[r] += cal[r, R_PENDING, 0, 1]
-        times[r, T_HANDLER] += cal[r, R_PENDING, 0, 1]
-        for j in range(1, k):
-            cal[r, R_PENDING, j - 1, 0] = cal[r, R_PENDING, j, 0]
-            cal[r, R_PENDING, j - 1, 1] = cal[r, R_PENDING, j, 1]
+        _delayed(r, cal[r, R_PENDING, 0, 1], clock, times)
+        _drop(cal, r, R_PENDING, 1, k)
         k -= 1
     i = k
     while i > 0 and cal[r, R_PENDING, i - 1, 0] > start:
@@ -194,13 +202,10 @@ def _due(p, clock, times, cal, cal_n):
     k = cal_n[p, R_PENDING]
     n = 0
     while n < k and cal[p, R_PENDING, n, 0] <= clock[p]:
-        clock[p] += cal[p, R_PENDING, n, 1]
-        times[p, T_HANDLER] += cal[p, R_PENDING, n, 1]
+        _delayed(p, cal[p, R_PENDING, n, 1], clock, times)
         n += 1
     if n > 0:
-        for j in range(n, k):
-            cal[p, R_PENDING, j - n, 0] = cal[p, R_PENDING, j, 0]
-            cal[p, R_PENDING, j - n, 1] = cal[p, R_PENDING, j, 1]
+        _drop(cal, p, R_PENDING, n, k)
         cal_n[p, R_PENDING] = k - n
 
 
@@ -225,8 +230,8 @@ def _waited(p, start, end, clock, times, cal, cal_n):
         else:
             extra += max(a + d - end, 0)
     cal_n[p, R_PENDING] = keep
-    clock[p] = end + extra
-    times[p, T_HANDLER] += extra
+    clock[p] = end
+    _delayed(p, extra, clock, times)
 
 
 @jit

@@ -433,6 +433,7 @@ class SVMCluster(ParameterisedModel):
         hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
         # a grant passing a lock on: no handler at its receiver, whose bus takes it in too
         grant = message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER) + HEADER * tb
+        sections = _sections(app)
         for i in range(P):
             own = np.eye(P)[i]
             others = 1.0 - own
@@ -475,7 +476,7 @@ class SVMCluster(ParameterisedModel):
             if K and P > 1 and app["lock_messages"][i] > 0:
                 # the grant passes the lock from holder to holder: the lock's time, not only
                 # the acquirer's (one per acquire that is not nested; unloaded, both buses)
-                grants = min(app["acquires"][i] * (1.0 - nested / app["lock_messages"][i]), lm)
+                grants = min(sections[i], lm)
                 lm -= grants
                 D["lock"][3 * P:, i] += grants * grant * share["sections"]
             if P > 1:
@@ -595,9 +596,11 @@ class SVMCluster(ParameterisedModel):
     def solve(self) -> ModelSolution:
         v = self.values
         groups = v[f"{v['coherence']}.phases"]
+        # the lock stations' sections from the run's counts, for every group alike
+        service = self._section_service()
         if groups:
-            return self._solve_groups(groups)
-        return self._solve_run()
+            return self._solve_groups(groups, service)
+        return self._solve_run(service)
 
     def _section_service(self) -> np.ndarray | None:
         """Each lock station's mean critical section over the run (cycles): its demands
@@ -613,20 +616,16 @@ class SVMCluster(ParameterisedModel):
         D, _, K, _, _ = self._demands(comm, prot, app, np.ones(P))
         if K == 0:
             return None
-        share = self._lock_stations(P)
-        nested = np.divide(app["cs_lock_messages"], app["lock_messages"], out=np.zeros(P),
-                           where=app["lock_messages"] > 0)
-        sections = (app["acquires"] * (1.0 - nested)).sum() * share["sections"]
+        sections = _sections(app).sum() * self._lock_stations(P)["sections"]
         demand = sum(D[q][3 * P:].sum(axis=1) for q in PURPOSES)
         return np.divide(demand, sections, out=np.zeros(K), where=sections > 0)
 
-    def _solve_groups(self, groups) -> ModelSolution:
+    def _solve_groups(self, groups, section_service) -> ModelSolution:
         """Each group of like barrier phases solved as its own network [REC]: barriers keep
         the phases apart, so a message queues only with those of its own phase; the
         execution time is the groups' summed, as are the breakdowns."""
         v = self.values
-        service = self._section_service()
-        parts = [self._group(v["coherence"], g)._solve_run(service) for g in groups]
+        parts = [self._group(v["coherence"], g)._solve_run(section_service) for g in groups]
         execution = sum(p.outputs["execution_cycles"] for p in parts)
         sequential = float(sum(v[f"{v['coherence']}.busy"]))
         weights = [p.outputs["execution_cycles"] / execution for p in parts]
@@ -651,9 +650,10 @@ class SVMCluster(ParameterisedModel):
                              message="; ".join(messages), units=parts[0].units,
                              extras={"groups": parts})
 
-    def _solve_run(self, section_service=None) -> ModelSolution:
+    def _solve_run(self, section_service) -> ModelSolution:
         """The run (or a group of phases) as one network; ``section_service``: the lock
-        stations' critical sections for the bursts (None: :meth:`_section_service`)."""
+        stations' critical sections for the bursts (:meth:`_section_service`, the run's;
+        None: no locks)."""
         from mva import solve
 
         v = self.values
@@ -677,8 +677,6 @@ class SVMCluster(ParameterisedModel):
             slow = float(T.sum() / max(busy.sum(), 1e-300))
             return T, float(T.max() + imbalance_work * slow + tail)
 
-        if section_service is None:
-            section_service = self._section_service()
         fp = self._fixed_point(comm, prot, app, cycles, timing, section_service)
         D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
         if v["method"] == "simulation":
@@ -787,6 +785,14 @@ class SVMCluster(ParameterisedModel):
                 break
         return {"D": D, "Z": Z, "K": K, "net": net, "r": r, "R": R, "wait": wait, "background": background, "tail": tail,
                 "iterations": iterations, "converged": converged, "change": change, "accuracy": accuracy}
+
+
+def _sections(app: dict) -> np.ndarray:
+    """Each node's outermost critical sections: its acquires less those nested inside a
+    section (the share of its lock messages sent inside one)."""
+    nested = np.divide(app["cs_lock_messages"], app["lock_messages"], out=np.zeros_like(app["acquires"]),
+                       where=app["lock_messages"] > 0)
+    return app["acquires"] * (1.0 - nested)
 
 
 def _even_stations(concentration: float, P: int) -> int:
