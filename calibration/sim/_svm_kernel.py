@@ -44,8 +44,9 @@ N_TIMES = 10
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
- CS_LOCAL_REQUESTS, BURST_AHEAD) = range(38)
-N_STATS = 38
+ CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED) = range(39)
+N_STATS = 39
+# CS_SERVED is counted on the server (of SERVED), the other CS_ columns on the requester
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
 CS_PROTOCOL = (PROTECTIONS, TWINS, COMPARED_WORDS, DIFF_WORDS, NOTICES)
@@ -407,6 +408,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             _send(stats, o, h, HEADER + unit_bytes, True)         # sharing write-back to the home
             if o != h:
                 stats[o, SERVED] += 1
+                if in_cs[p] > 0:
+                    stats[o, CS_SERVED] += 1
             sharers[u] |= np.uint64(1) << np.uint64(o)
             owner[u] = -1
             t = _request(t, p, h, 0, 0.0, 1 if o != h else 0, cost, cal, cal_n, status, clock, times)
@@ -419,6 +422,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             done = _deliver(t, h, p, unit_bytes, cost, cal, cal_n)
         if h != p:
             stats[h, SERVED] += 1
+            if in_cs[p] > 0:
+                stats[h, CS_SERVED] += 1
         sharers[u] |= bit
     else:
         if o == p:
@@ -430,6 +435,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         _send(stats, p, h, HEADER, False)
         if h != p:
             stats[h, SERVED] += 1
+            if in_cs[p] > 0:
+                stats[h, CS_SERVED] += 1
         others = sharers[u] & ~bit
         to = o if o >= 0 else p                                   # the home's answer goes to the owner or to p
         nout = np.int64(to != h)
@@ -453,6 +460,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             _send(stats, o, p, HEADER + unit_bytes, False)
             if o != h:
                 stats[o, SERVED] += 1
+                if in_cs[p] > 0:
+                    stats[o, CS_SERVED] += 1
             stats[o, INVALIDATIONS] += 1
             to = _request(t, h, o, 0, 0.0, 1, cost, cal, cal_n, status, clock, times)
             done = max(done, _deliver(to, o, p, unit_bytes, cost, cal, cal_n))
@@ -605,6 +614,8 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             stats[p, REQUESTS] += 1
                             stats[p, REPLY_BYTES] += unit_bytes
                             stats[h, SERVED] += 1
+                            if in_cs[p] > 0:
+                                stats[h, CS_SERVED] += 1
                             stats[p, PROTECTIONS] += 1
                             if in_cs[p] > 0:
                                 stats[p, CS_REQUESTS] += 1

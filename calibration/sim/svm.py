@@ -94,7 +94,9 @@ included) and its release (the release's diffs included), outermost lock only.  
 requests are told apart by what travels: ``forwarded`` (the home forwards to a dirty
 owner: three hops) and ``local_requests`` (at the requester's own home with no dirty
 owner: no request message, only invalidations); the rest are round trips; inside
-critical sections ``cs_forwarded`` and ``cs_local_requests``.  Per lock
+critical sections ``cs_forwarded`` and ``cs_local_requests``.  ``cs_served`` counts, on
+the serving node, the requests it serves for a process inside a critical section (of
+``served``): the homes of what locks protect are seldom those of the rest.  Per lock
 (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
 cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
@@ -145,7 +147,7 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-            "cs_forwarded", "cs_local_requests", "burst_ahead")
+            "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of

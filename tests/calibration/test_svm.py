@@ -898,6 +898,22 @@ def test_sc_requests_inside_critical_sections_are_told_apart_by_hand():
     assert (a["cs_requests"], a["cs_local_requests"], a["cs_forwarded"], a["cs_acks"]) == (1, 1, 0, 2)
     assert (c["cs_requests"], c["cs_local_requests"], c["cs_forwarded"]) == (1, 0, 1)
     assert (b["requests"], b["cs_requests"], b["cs_local_requests"], b["cs_forwarded"]) == (1, 0, 0, 0)
+    # the servers: p2's forwarded read is served by the home p0 and the owner p1, inside
+    # lock 8; p1's write outside by the home p0; p0's own-home write by nobody
+    assert [x["served"] for x in (a, b, c)] == [2, 1, 0]
+    assert [x["cs_served"] for x in (a, b, c)] == [1, 1, 0]
+
+
+def test_hlrc_fetches_inside_critical_sections_are_counted_at_their_home():
+    # two pages, homes p0 (first touch) and p1; p2 reads the first inside lock 3 and the
+    # second outside it: each home serves one fetch, p0's inside a critical section
+    p0 = [(STORE, BASE), (BARRIER, 0), (BARRIER, 1)]
+    p1 = [(STORE, BASE + 4096), (BARRIER, 0), (BARRIER, 1)]
+    p2 = [(BARRIER, 0), (ACQUIRE, 3), (LOAD, BASE), (RELEASE, 3), (LOAD, BASE + 4096), (BARRIER, 1)]
+    r = simulate_svm(_workload(p0, p1, p2), SVMConfig("hlrc", **FREE))
+    assert r.counter("served").tolist() == [1, 1, 0]
+    assert r.counter("cs_served").tolist() == [1, 0, 0]
+    assert r.counter("cs_requests").tolist() == [0, 0, 1]
 
 
 def test_named_locks_are_those_holding_a_tenth_of_some_content():
@@ -997,3 +1013,4 @@ def test_fetches_inside_critical_sections_at_their_own_home_or_forwarded():
     assert forwarded > plain > none
     with pytest.raises(ModelError, match=r"hlrc\.cs_forwarded\[0\]"):
         SVMCluster(_one_lock(**base, forwarded=[5.0, 0.0], cs_forwarded=[6.0, 0.0]))
+
