@@ -33,7 +33,9 @@ others), every NI and I/O bus (FCFS, constant service per message), and lock sta
 link latencies are a delay.  FCFS with unequal messages and constant service is not
 product form: MVA applies the FCFS and residual-time terms of :mod:`mva.nonproduct`.
 Per node i, with remote requests spread over the other nodes in proportion to the
-requests each serves:
+requests each serves, those inside critical sections apart (``cs_served``, counted on
+the server: what locks protect seldom has the homes of the rest; a file without the
+count spreads both as all):
 
 * a round trip (page fetch, block fault): overhead on cpu_i, occupancy on ni_i, the
   request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
@@ -86,7 +88,16 @@ requests each serves:
   the service of an acquire is its critical section (work and fetches inside it, the
   fetches at their current response times: a fixed point over MVA solves; one at the
   node's own home with no dirty owner travels nowhere and one forwarded to a dirty owner
-  takes a third hop, ``cs_local_requests`` and ``cs_forwarded``; and the holder's own
+  takes a third hop, ``cs_local_requests`` and ``cs_forwarded``; the response of a fetch
+  inside is that of the stations it visits, at the nodes that serve critical sections,
+  without the load of its own lock's fetches, which the lock keeps one at a time
+  (:func:`_lock_stretch`) [REC: as the node's fetches outside, which met that load at
+  the lock data's home, the model was 25% pessimistic on the held-out Raytrace at HLRC
+  BB, where 89% of the fetches inside are served by node 0 and 13% of those outside;
+  with them 6% optimistic; Volrend at HLRC AO went from 15% to 9% optimistic and at SC
+  AO from 10% to 3%, Raytrace at SC BB from 21% to 30%, Water-Nsquared at HLRC AO from
+  9% to 11% pessimistic; the tuning programs moved by at most 1.3 points, toward the
+  machine]; and the holder's own
   protocol work inside it, ``cs_protections`` ... ``cs_notices``: the notices learnt at
   the grant, protections and twins, the release's diffs, which Bilas et al. §4.4 name as
   what dilates HLRC's critical sections [without it the model was 111% optimistic on the
@@ -95,7 +106,7 @@ requests each serves:
   utilisation the other visits there meet (their demands divided by 1 - background, at
   most 0.95; the run's length is part of the fixed point, relaxed); an SC write's wait
   for acknowledgements inside (``cs_acks``) and the messages of an acquire nested inside
-  (``cs_lock_messages``, one unloaded hop each stretched as the node's fetches) hold the
+  (``cs_lock_messages``, one unloaded hop each stretched as the fetches inside) hold the
   outer lock too; the grant that passes the lock on (host overhead, NI occupancy, the
   header over both buses, link latency; one per acquire not nested; no handler at its
   receiver, as in the machine) is the lock's time as well as the acquirer's: a holder's
@@ -206,7 +217,7 @@ CS_PROTOCOL = tuple(f"cs_{k}" for k in PROTOCOL_COST)
 #: counters a model file may leave out (files written before the machine counted them):
 #: zero on every node
 OPTIONAL_COUNTERS = ("acks", *CS_PROTOCOL, "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-                     "cs_forwarded", "cs_local_requests", "burst_ahead")
+                     "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served")
 #: the simulator's per-node counters the model reads (``hlrc.busy``, ``sc.requests`` ...)
 APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_bytes", "received",
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
@@ -353,7 +364,7 @@ class SVMCluster(ParameterisedModel):
                  ("cs_lock_messages", "lock_messages"), ("cs_acks", "acks"), ("forwarded", "requests"),
                  ("local_requests", "requests"), ("cs_forwarded", "forwarded"),
                  ("cs_local_requests", "local_requests"), ("cs_forwarded", "cs_requests"),
-                 ("cs_local_requests", "cs_requests"))
+                 ("cs_local_requests", "cs_requests"), ("cs_served", "served"))
         for inside, total in parts:
             for i, (cr, r) in enumerate(zip(v[f"{c}.{inside}"], v[f"{c}.{total}"], strict=False)):
                 if cr > r:
@@ -412,15 +423,26 @@ class SVMCluster(ParameterisedModel):
         """Per-purpose demands: ``D[purpose]`` (stations x classes) and delays ``Z[purpose]``
         (classes), stations ordered cpu, ni, bus (one per node each) then locks.  A fetch
         inside a critical section costs the unloaded :func:`message_cycles` of its request
-        and its reply times ``fetch_stretch``; the work it gives the processors, NIs and
-        I/O buses on its way is ``background`` (cycles per station over the run), load the
-        other nodes meet there.  ``section_service``: each lock station's critical section
-        (cycles, :meth:`_section_service`) for the bursts after barriers (None: none)."""
+        and its reply times ``fetch_stretch`` (per node, or nodes x lock stations); the
+        work it gives the processors, NIs and I/O buses on its way is ``background``
+        (cycles per station over the run), load the other nodes meet there.
+        ``section_service``: each lock station's critical section (cycles,
+        :meth:`_section_service`) for the bursts after barriers (None: none).  Returns
+        D, Z, the number of lock stations, the background per station (cycles), the
+        bursts' tail and ``cs``, the fetches inside critical sections alone: ``load``
+        (cycles per station, their receiving buses included), ``demand`` (stations x
+        nodes, unloaded), ``reach`` (nodes x servers) and ``home`` (per node) the
+        fetches that meet each server's bus and their own, ``latency`` (cycles per
+        node) and ``lock_share`` (each lock station's share of them), for
+        :func:`_lock_stretch`."""
         P = app["busy"].shape[0]
         o, occ, tb, lat, hm = (comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency",
                                                  "message_handling"))
         handling = hm + prot["handler"]               # at the receiver of a request
-        served = app["served"]
+        # where the fetches outside and inside critical sections are served (a file
+        # without ``cs_served``: both where all are)
+        inside_served = app["cs_served"] if app["cs_served"].sum() > 0 else app["served"]
+        outside_served = (app["served"] - app["cs_served"]).clip(0.0) if app["cs_served"].sum() > 0 else app["served"]
         share = self._lock_stations(P) if app["acquires"].sum() > 0 else {}
         K = len(share["cs_busy"]) if share else 0
         D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
@@ -428,6 +450,8 @@ class SVMCluster(ParameterisedModel):
         background = {"cs": np.zeros((3 * P + K, P)), "oneway": np.zeros((3 * P + K, P))}
         cpu, ni, bus = slice(0, P), slice(P, 2 * P), slice(2 * P, 3 * P)
         received = np.zeros(P)          # cycles each node's I/O bus spends taking messages in
+        received_inside = np.zeros(P)   # of which the critical sections' fetches
+        reach_cs, home_cs = np.zeros((P, P)), np.zeros(P)
         handlers = np.zeros(P)          # cycles of the handlers of one-way messages received
         # one request's unloaded hop (a forwarded request's third, a nested acquire's message)
         hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
@@ -437,9 +461,10 @@ class SVMCluster(ParameterisedModel):
         for i in range(P):
             own = np.eye(P)[i]
             others = 1.0 - own
-            # where i's requests go: the other nodes, in proportion to the requests each serves
-            w = others * served / (others * served).sum() if (others * served).sum() > 0 \
-                else others / max(P - 1, 1)
+            # where i's requests go: the other nodes, in proportion to the requests each
+            # serves, outside and inside critical sections apart
+            w = _spread(others, outside_served)
+            w_cs = _spread(others, inside_served)
 
             def send(purpose, at, count, nbytes, i=i, into=D):
                 """``count`` messages of ``nbytes`` payload sent from the nodes weighted ``at``:
@@ -466,7 +491,8 @@ class SVMCluster(ParameterisedModel):
             round_trip = hop + message_cycles(payload, o, occ, tb, lat, 0.0, header=HEADER)
             # what the receiving I/O buses take in: the requests' headers at the servers, the
             # replies at i (inside critical sections too), lock and barrier headers, one-way data
-            received += (req * travel * w * HEADER + app["oneway_bytes"][i] * w) * tb
+            received += (outside * travel * w * HEADER + app["cs_requests"][i] * travel * w_cs * HEADER
+                         + app["oneway_bytes"][i] * w) * tb
             received[i] += req * travel * (HEADER + payload) * tb
             # lock messages: one-hop requests handled by the other nodes evenly; those of an
             # acquire nested in a critical section hold the outer lock (below)
@@ -547,17 +573,27 @@ class SVMCluster(ParameterisedModel):
                 D["lock"][3 * P:, i] += nested * hop * fetch_stretch[i] * share["cs_lock_messages"]
                 inside = app["cs_requests"][i] - app["cs_local_requests"][i]
                 send("cs", own, inside, 0.0, into=background)
-                send("cs", w, inside, payload, into=background)
-                background["cs"][cpu, i] += inside * w * handling
+                send("cs", w_cs, inside, payload, into=background)
+                background["cs"][cpu, i] += inside * w_cs * handling
+                received_inside += inside * w_cs * HEADER * tb
+                received_inside[i] += inside * (HEADER + payload) * tb
+                reach_cs[i], home_cs[i] = inside * w_cs, inside
         # acquires that follow a barrier meet at the locks at once
         burst_wait, burst_tail = (_lock_bursts(app, share, section_service)
                                   if K and section_service is not None else (np.zeros(P), 0.0))
         Z["lock"] += burst_wait
         load = sum(background.values())[:3 * P].sum(axis=1)
         load[cpu] += handlers
+        cs_load = background["cs"][:3 * P].sum(axis=1)
         if self.values["receive_load"]:
             load[bus] += received
-        return D, Z, K, load, burst_tail
+            cs_load[bus] += received_inside
+        travelling = (app["cs_requests"].sum() * share["cs_requests"]
+                      - app["cs_local_requests"].sum() * share["cs_local_requests"]).clip(0.0) if K else np.zeros(0)
+        lock_share = travelling / travelling.sum() if travelling.sum() > 0 else travelling
+        cs = {"load": cs_load, "demand": background["cs"][:3 * P], "reach": reach_cs, "home": home_cs,
+              "latency": home_cs * 2 * lat, "lock_share": lock_share}
+        return D, Z, K, load, burst_tail, cs
 
     def network(self, D, Z, K, P, cycles, wait=None, background=None):
         """The contention network, class i's demands per one of its ``cycles[i]``
@@ -613,7 +649,7 @@ class SVMCluster(ParameterisedModel):
         comm, prot = _layers(self.values)
         app = self.app()
         P = app["busy"].shape[0]
-        D, _, K, _, _ = self._demands(comm, prot, app, np.ones(P))
+        D, _, K, *_ = self._demands(comm, prot, app, np.ones(P))
         if K == 0:
             return None
         sections = _sections(app).sum() * self._lock_stations(P)["sections"]
@@ -725,14 +761,14 @@ class SVMCluster(ParameterisedModel):
         method = self.values["method"]
         analytic = "auto" if method == "simulation" else method
         P = app["busy"].shape[0]
-        stretch, wait, arrival = np.ones(P), np.zeros(P), np.zeros((2, P))
+        stretch, wait, arrival = np.ones((P, 1)), np.zeros(P), np.zeros((2, P))
         background = np.zeros(3 * P)
         receiving = bool(self.values["receive_load"])
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
         relax, previous, population = RELAX, math.inf, None
         for iterations in range(1, 201):  # noqa: B007 (the count is reported)
-            D, Z, K, inside, tail = self._demands(comm, prot, app, stretch, arrival if receiving else None,
-                                                  section_service)
+            D, Z, K, inside, tail, cs = self._demands(comm, prot, app, stretch, arrival if receiving else None,
+                                                      section_service)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
@@ -747,14 +783,13 @@ class SVMCluster(ParameterisedModel):
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())
-            # response of a fetch = unloaded cost scaled by the queueing the data stations show
-            rows = slice(0, 3 * P)
-            demand = D["data_wait"][rows].sum(axis=0)
-            resid = _residence_share(R[rows], D["data_wait"][rows], total[rows])
-            fixed = Z["data_wait"]
-            new = np.maximum(np.where(demand + fixed > 0, (resid + fixed) / np.maximum(demand + fixed, 1e-300), 1.0),
-                             1.0)
             T, execution = timing(R, Z, tail)
+            bus_cycles = total[2 * P:3 * P].sum(axis=1) + inside[2 * P:3 * P]
+            # response of a fetch inside a critical section = unloaded cost scaled by the
+            # queueing the data stations show
+            rows = slice(0, 3 * P)
+            new = _lock_stretch(R[rows], total[rows], background, inside, cs, app, execution, comm["transfer"],
+                                bus_cycles if receiving else None) if K else stretch
             new_wait = execution - T
             # the critical sections' fetches spread over the run; relaxed, because a longer
             # run dilutes the load that lengthened it (the plain iteration can oscillate)
@@ -762,8 +797,7 @@ class SVMCluster(ParameterisedModel):
             new_background = background + relax * (target - background)
             miss = float(np.max(np.abs(target - background)))
             if receiving:
-                new_arrival = np.array(_arrival_waits(app, total[2 * P:3 * P].sum(axis=1) + inside[2 * P:3 * P],
-                                                      execution, comm["transfer"]))
+                new_arrival = np.array(_arrival_waits(app, bus_cycles, execution, comm["transfer"]))
                 # the run's share the waits moved by
                 miss = max(miss, float(np.max(np.abs(new_arrival - arrival).sum(axis=0) * app["requests"])) / execution)
                 arrival = arrival + relax * (new_arrival - arrival)
@@ -826,6 +860,47 @@ def _lock_bursts(app: dict, share: dict, section_service):
         return np.zeros_like(acquires), 0.0
     wait = ahead * float((share["burst_ahead"] * np.asarray(section_service, float)).sum())
     return wait, float(wait[acquires > 0].mean())
+
+
+def _spread(others, served):
+    """Where a node's requests go: the other nodes, in proportion to the requests each
+    serves (evenly when none does)."""
+    weight = others * served
+    return weight / weight.sum() if weight.sum() > 0 else others / max(others.size - 1, 1)
+
+
+def _lock_stretch(R, total, background, load, cs: dict, app: dict, execution: float, transfer: float,
+                  bus_cycles=None) -> np.ndarray:
+    """The stretch of the fetches inside each lock's critical sections (nodes x lock
+    stations): their response over their unloaded cost, at the stations they visit (the
+    nodes that serve them, ``cs_served``, not those that serve the fetches outside).  At
+    each station a fetch takes the residence per unit of demand the node's classes show
+    there (``R`` over ``total``; where the node has no demand, the other nodes' mean),
+    less the load of that lock's own critical sections: the lock lets one holder fetch
+    at a time, so they never queue behind each other, only behind the rest.  Without
+    the part ``own`` of a station's ``background`` utilisation, a residence there,
+    which goes as 1 / (1 - background) in :meth:`SVMCluster.network`, shrinks by
+    (1 - background) / (1 - background + own); the arrival waits at the buses
+    (:func:`_arrival_waits`, when ``bus_cycles`` is given) are those of the buses
+    without that lock's fetches.  ``load``: each station's background (cycles), ``cs``
+    the critical sections' fetches (:meth:`SVMCluster._demands`)."""
+    P, K = R.shape[1], cs["lock_share"].size
+    pooled = np.divide(R.sum(axis=1), total.sum(axis=1), out=1.0 / (1.0 - background),
+                       where=total.sum(axis=1) > 0)
+    ratio = np.where(total > 0, np.divide(R, total, out=np.ones_like(total), where=total > 0), pooled[:, None])
+    cs_part = np.divide(cs["load"], load, out=np.zeros_like(load), where=load > 0)
+    own = (background * cs_part)[:, None] * cs["lock_share"][None, :]
+    scale = (1.0 - background)[:, None] / (1.0 - background[:, None] + own)
+    demand = cs["demand"]
+    scaled = (demand * ratio).T @ scale
+    fixed = np.repeat(cs["latency"][:, None], K, axis=1)
+    if bus_cycles is not None:
+        for k in range(K):
+            alone = _arrival_waits(app, bus_cycles - cs["lock_share"][k] * cs["load"][2 * P:],
+                                   execution, transfer)
+            fixed[:, k] += cs["reach"] @ alone[0] + cs["home"] * alone[1]
+    whole = (demand.sum(axis=0) + cs["latency"])[:, None]
+    return np.maximum(np.divide(scaled + fixed, whole, out=np.ones((P, K)), where=whole > 0), 1.0)
 
 
 def _arrival_waits(app: dict, bus_cycles, execution: float, transfer: float):

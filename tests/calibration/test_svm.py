@@ -441,7 +441,7 @@ def test_receiving_bus_carries_every_message_in():
     values = _two_nodes(busy=[1e6, 1e6], requests=[10.0, 0.0], reply_bytes=[40960.0, 0.0], served=[0.0, 10.0])
     for receive, expected in ((1, [10 * (16 + 4096) * 2.0, 10 * 16 * 2.0]), (0, [0.0, 0.0])):
         model = SVMCluster({**values, "receive_load": receive})
-        *_, load, _ = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
+        _, _, _, load, _, _ = model._demands(COMMUNICATION["A"], PROTOCOL["O"], model.app(), np.ones(2))
         assert load[4:6] == pytest.approx(expected)          # stations cpu0 cpu1 ni0 ni1 bus0 bus1
         assert load[:4] == pytest.approx(0.0)
     slower = SVMCluster({**values, "receive_load": 1}).solve().outputs["speedup"]
@@ -1014,3 +1014,58 @@ def test_fetches_inside_critical_sections_at_their_own_home_or_forwarded():
     with pytest.raises(ModelError, match=r"hlrc\.cs_forwarded\[0\]"):
         SVMCluster(_one_lock(**base, forwarded=[5.0, 0.0], cs_forwarded=[6.0, 0.0]))
 
+
+def test_critical_sections_fetches_go_where_they_are_served():
+    # three nodes; node 0 fetches 100 pages outside critical sections, served by node 1,
+    # and 100 inside, served by node 2 (``cs_served``): each reply's 4 KiB cross the
+    # server's bus at 2 cycles a byte, the outside ones as node 0's demand there, the
+    # inside ones as the critical sections' load
+    from models.svm_cluster.model import _layers
+
+    three = {k: [0.0, 0.0, 0.0] for k in APP_COUNTERS}
+    three.update(busy=[2e6, 2e6, 2e6], requests=[200.0, 0.0, 0.0], reply_bytes=[200 * 4096.0, 0.0, 0.0],
+                 served=[0.0, 100.0, 100.0], cs_requests=[100.0, 0.0, 0.0], acquires=[100.0, 100.0, 100.0],
+                 cs_busy=[1e4, 1e4, 1e4])
+    values = {**{f"{c}.{k}": v for c in ("hlrc", "sc") for k, v in three.items()}, "hlrc.phase_max": 2e6,
+              "sc.phase_max": 2e6, "hlrc.lock_concentration": 1.0, "communication": "A", "protocol": "O",
+              "receive_load": 0}
+    routed = SVMCluster({**values, "hlrc.cs_served": [0.0, 0.0, 100.0]})
+    D, _, K, load, _, cs = routed._demands(*_layers(routed.values), routed.app(), np.ones(3))
+    reply = (16 + 4096) * 2.0
+    assert D["data_wait"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 100 * reply, 0.0])   # the requests' headers
+    assert cs["demand"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 0.0, 100 * reply])
+    # without the count, both kinds go where all are served, half to each
+    pooled = SVMCluster(values)
+    D, _, K, load, _, cs = pooled._demands(*_layers(pooled.values), pooled.app(), np.ones(3))
+    assert D["data_wait"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 50 * reply, 50 * reply])
+    assert cs["demand"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 50 * reply, 50 * reply])
+    with pytest.raises(ModelError, match=r"hlrc\.cs_served\[2\]"):
+        SVMCluster({**values, "hlrc.cs_served": [0.0, 0.0, 101.0]})
+
+
+def test_a_locks_own_fetches_do_not_stretch_each_other():
+    # two nodes, one station with load (node 1's bus, stations cpu0 cpu1 ni0 ni1 bus0 bus1),
+    # half of it busy with critical sections' fetches; node 0's fetch inside costs 1000
+    # cycles there unloaded plus 100 of latency.  With all of that load one lock's, the
+    # fetch meets none of it: stretch 1.  With it two locks' alike, the fetch meets the
+    # other's quarter: 1 / (1 - 0.25) there, (1000 / 0.75 + 100) / 1100 in all
+    from models.svm_cluster.model import _lock_stretch
+
+    R, total = np.zeros((6, 2)), np.zeros((6, 2))       # no demand outside critical sections
+    background = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.5])
+    load = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 5e5])
+    demand = np.zeros((6, 2))
+    demand[5, 0] = 1000.0
+    cs = {"load": load, "demand": demand, "reach": np.zeros((2, 2)), "home": np.zeros(2),
+          "latency": np.array([100.0, 0.0]), "lock_share": np.array([1.0])}
+    one = _lock_stretch(R, total, background, load, cs, {}, 1e6, 2.0)
+    assert one[0, 0] == pytest.approx(1.0)
+    two = _lock_stretch(R, total, background, load, {**cs, "lock_share": np.array([0.5, 0.5])}, {}, 1e6, 2.0)
+    assert two[0] == pytest.approx([(1000 / 0.75 + 100) / 1100] * 2)
+    # the load the other nodes' fetches outside put there is met whole: at twice the
+    # demand's residence (R over total 2), the fetch's 1000 cycles take 2000 x (1 - 0.5)
+    # / (1 - 0.5 + 0.5) with all the critical sections' load one lock's
+    R[5, 1], total[5, 1] = 2.0, 1.0
+    assert _lock_stretch(R, total, background, load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(1.0)
+    assert _lock_stretch(R, total, background, 2 * load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(
+        (2000 * 0.5 / 0.75 + 100) / 1100)
