@@ -441,8 +441,9 @@ class SVMCluster(ParameterisedModel):
         handling = hm + prot["handler"]               # at the receiver of a request
         # where the fetches outside and inside critical sections are served (a file
         # without ``cs_served``: both where all are)
-        inside_served = app["cs_served"] if app["cs_served"].sum() > 0 else app["served"]
-        outside_served = (app["served"] - app["cs_served"]).clip(0.0) if app["cs_served"].sum() > 0 else app["served"]
+        counted = app["cs_served"].sum() > 0
+        inside_served = app["cs_served"] if counted else app["served"]
+        outside_served = (app["served"] - app["cs_served"]).clip(0.0) if counted else app["served"]
         share = self._lock_stations(P) if app["acquires"].sum() > 0 else {}
         K = len(share["cs_busy"]) if share else 0
         D = {p: np.zeros((3 * P + K, P)) for p in PURPOSES}
@@ -588,6 +589,8 @@ class SVMCluster(ParameterisedModel):
         if self.values["receive_load"]:
             load[bus] += received
             cs_load[bus] += received_inside
+        # each lock station's share of the travelling fetches inside: the part of their load
+        # its own fetches make, which they do not queue behind (_lock_stretch)
         travelling = (app["cs_requests"].sum() * share["cs_requests"]
                       - app["cs_local_requests"].sum() * share["cs_local_requests"]).clip(0.0) if K else np.zeros(0)
         lock_share = travelling / travelling.sum() if travelling.sum() > 0 else travelling
