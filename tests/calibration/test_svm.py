@@ -1030,13 +1030,13 @@ def test_critical_sections_fetches_go_where_they_are_served():
               "sc.phase_max": 2e6, "hlrc.lock_concentration": 1.0, "communication": "A", "protocol": "O",
               "receive_load": 0}
     routed = SVMCluster({**values, "hlrc.cs_served": [0.0, 0.0, 100.0]})
-    D, _, K, load, _, cs = routed._demands(*_layers(routed.values), routed.app(), np.ones(3))
+    D, *_, cs = routed._demands(*_layers(routed.values), routed.app(), np.ones(3))
     reply = (16 + 4096) * 2.0
     assert D["data_wait"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 100 * reply, 0.0])   # the requests' headers
     assert cs["demand"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 0.0, 100 * reply])
     # without the count, both kinds go where all are served, half to each
     pooled = SVMCluster(values)
-    D, _, K, load, _, cs = pooled._demands(*_layers(pooled.values), pooled.app(), np.ones(3))
+    D, *_, cs = pooled._demands(*_layers(pooled.values), pooled.app(), np.ones(3))
     assert D["data_wait"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 50 * reply, 50 * reply])
     assert cs["demand"][6:9, 0] == pytest.approx([100 * 16 * 2.0, 50 * reply, 50 * reply])
     with pytest.raises(ModelError, match=r"hlrc\.cs_served\[2\]"):
@@ -1062,9 +1062,10 @@ def test_a_locks_own_fetches_do_not_stretch_each_other():
     assert one[0, 0] == pytest.approx(1.0)
     two = _lock_stretch(R, total, background, load, {**cs, "lock_share": np.array([0.5, 0.5])}, {}, 1e6, 2.0)
     assert two[0] == pytest.approx([(1000 / 0.75 + 100) / 1100] * 2)
-    # the load the other nodes' fetches outside put there is met whole: at twice the
-    # demand's residence (R over total 2), the fetch's 1000 cycles take 2000 x (1 - 0.5)
-    # / (1 - 0.5 + 0.5) with all the critical sections' load one lock's
+    # where node 1's fetches outside show twice their demand as residence there (R over
+    # total 2), the fetch's 1000 cycles take 2000 x (1 - 0.5) / (1 - 0.5 + own): with the
+    # whole background its lock's (own 0.5), 1000 again; with only half of it the
+    # critical sections' (the station's load doubled, own 0.25), 2000 x 0.5 / 0.75
     R[5, 1], total[5, 1] = 2.0, 1.0
     assert _lock_stretch(R, total, background, load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(1.0)
     assert _lock_stretch(R, total, background, 2 * load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(
