@@ -44,8 +44,8 @@ N_TIMES = 10
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
- CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED) = range(39)
-N_STATS = 39
+ CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES) = range(40)
+N_STATS = 40
 # CS_SERVED is counted on the server (of SERVED), the other CS_ columns on the requester
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
@@ -445,16 +445,20 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
                 nout += 1
         t = _request(t, p, h, 0, 0.0, nout, cost, cal, cal_n, status, clock, times)
         done = t
+        awaited = 0
         for q in range(nprocs):
             if (others >> np.uint64(q)) & np.uint64(1):
                 _send(stats, h, q, HEADER, True)                  # invalidation
                 if _send(stats, q, p, HEADER, True):              # acknowledgement, awaited by p
+                    awaited += 1
                     stats[p, ACKS] += 1
                     if in_cs[p] > 0:
                         stats[p, CS_ACKS] += 1
                 stats[q, INVALIDATIONS] += 1
                 tq = _request(t, h, q, 0, 0.0, q != p, cost, cal, cal_n, status, clock, times)
                 done = max(done, _deliver(tq, q, p, 0, cost, cal, cal_n))
+        if awaited > 0:
+            stats[p, ACK_WRITES] += 1        # the writes that wait for acknowledgements (of ACKS)
         if o >= 0:
             _send(stats, h, o, HEADER, False)
             _send(stats, o, p, HEADER + unit_bytes, False)

@@ -96,7 +96,10 @@ owner: three hops) and ``local_requests`` (at the requester's own home with no d
 owner: no request message, only invalidations); the rest are round trips; inside
 critical sections ``cs_forwarded`` and ``cs_local_requests``.  ``cs_served`` counts, on
 the serving node, the requests it serves for a process inside a critical section (of
-``served``): the homes of what locks protect are seldom those of the rest.  Per lock
+``served``): the homes of what locks protect are seldom those of the rest.
+``ack_writes`` counts the SC writes that waited for acknowledgements (of ``acks``: a
+write's invalidations leave its home one after another, the sharers acknowledge them
+at once, so its wait grows by an invalidation's sending a sharer, not a round trip).  Per lock
 (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
 cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
@@ -147,7 +150,7 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-            "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served")
+            "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of

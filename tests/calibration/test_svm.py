@@ -1,5 +1,6 @@
 """The SVM cluster: the simulator's protocol counts on hand-made traces, the layered
 model's message cost, its PRAM limit and monotonicity, and the command lines."""
+import itertools
 import json
 from pathlib import Path
 
@@ -603,20 +604,54 @@ def test_one_way_messages_cost_their_sender_the_host_overhead_only():
 
 def test_an_sc_write_waits_for_its_acknowledgements():
     # node 0 fetches ten 64-byte blocks from node 1; five of its writes each wait for one
-    # sharer's acknowledgement: beyond the home's answer (NI 1000 + (16 + 64) x 2 + link
+    # sharer's acknowledgement: the home's handler sends the invalidation first (its
+    # overhead, 600 cycles), and beyond the home's answer (NI 1000 + (16 + 64) x 2 + link
     # 20 = 1180 cycles) the invalidation's trip (1000 + 16 x 2 + 20 = 1052), the sharer's
     # handler (handling 200 + handler 100 + the acknowledgement's overhead 600) and the
-    # acknowledgement's trip (1052): 1824 cycles each
+    # acknowledgement's trip (1052): 600 + 1824 cycles each
     # acknowledgements arrive without a handler: received and acknowledged alike
     base = dict(requests=[10.0, 0.0], reply_bytes=[640.0, 0.0], served=[0.0, 10.0])
     plain = SVMCluster({**_two_nodes(**base), "coherence": "sc"}).solve()
     waits = SVMCluster({**_two_nodes(**base, received=[5.0, 0.0], acks=[5.0, 0.0]), "coherence": "sc"}).solve()
     # (node 1's processor runs node 0's handlers beside its own sliver of work: its
     # queue moves a little with node 0's pace, hence the tolerance)
-    assert waits.outputs["execution_cycles"] - plain.outputs["execution_cycles"] == pytest.approx(5 * 1824.0,
+    assert waits.outputs["execution_cycles"] - plain.outputs["execution_cycles"] == pytest.approx(5 * 2424.0,
                                                                                                 rel=0.02)
     with pytest.raises(ModelError, match=r"hlrc\.acks\[0\]"):
         SVMCluster({**_two_nodes(**base, received=[4.0, 0.0], acks=[5.0, 0.0]), "coherence": "sc"})
+    with pytest.raises(ModelError, match=r"hlrc\.ack_writes\[0\]"):
+        SVMCluster({**_two_nodes(**base, received=[5.0, 0.0], acks=[5.0, 0.0], ack_writes=[6.0, 0.0])})
+
+
+@pytest.mark.parametrize("sharers", [1, 3])
+@pytest.mark.parametrize("communication, protocol", [("A", "O"), ("B", "B")])
+def test_an_sc_writes_wait_for_its_sharers_equals_the_machines(sharers, communication, protocol):
+    # on the machine, a write with `sharers` sharers: at a remote home (node 0, which
+    # shares it too) and at the writer's own; its data wait, on an idle cluster, is the
+    # model's round trip and its acknowledgements' wait (invalidations one after another
+    # through the home's bus and NI, acknowledged at once, taken in one after another by
+    # the writer's bus: at BB the answer waits there behind them), to the cycle
+    from models.svm_cluster.model import HEADER, _ack_wait
+
+    comm, handler = COMMUNICATION[communication], PROTOCOL[protocol]["handler"]
+    costs = [comm[k] for k in ("host_overhead", "ni_occupancy", "transfer", "link_latency")]
+    trip = (message_cycles(0.0, *costs, comm["message_handling"], handler, header=HEADER)
+            + message_cycles(64.0, *costs, 0.0, header=HEADER))
+    handling = comm["message_handling"] + handler
+    readers = [[(BARRIER, 0), (LOAD, BASE), (BARRIER, 1)]] * sharers
+    work = [(LOAD, PRIVATE)] * 20000                       # the barrier's messages long gone
+    at = dict(communication=communication, protocol_costs=protocol)
+    remote = simulate_svm(_workload([(STORE, BASE), (BARRIER, 0), (BARRIER, 1)], *readers,
+                                    [(BARRIER, 0), (BARRIER, 1), *work, (STORE, BASE)]), SVMConfig("sc", 64, **at))
+    writer = remote.processes[-1]
+    assert (writer["acks"], writer["ack_writes"]) == (sharers + 1, 1)
+    expected = trip + (sharers + 1) * _ack_wait(sharers + 1, 1.0, 64.0, comm, handling)
+    assert remote.breakdown()["data_wait"][-1] == pytest.approx(expected, abs=1.0)
+    local = simulate_svm(_workload([(STORE, BASE), (BARRIER, 0), (BARRIER, 1), *work, (STORE, BASE)], *readers),
+                         SVMConfig("sc", 64, **at))
+    assert (local.processes[0]["acks"], local.processes[0]["ack_writes"]) == (sharers, 1)
+    expected = sharers * _ack_wait(sharers, 0.0, 64.0, comm, handling)
+    assert local.breakdown()["data_wait"][0] == pytest.approx(expected, abs=1.0)
 
 
 def test_a_node_with_almost_no_work_does_not_stretch_the_imbalance():
@@ -716,7 +751,7 @@ def test_sc_request_kinds_are_counted_by_hand():
     assert (b["requests"], b["forwarded"], b["local_requests"]) == (1, 0, 0)
     assert (c["requests"], c["forwarded"], c["local_requests"]) == (1, 1, 0)
     assert (a["requests"], a["local_requests"], a["cs_requests"]) == (1, 1, 1)
-    assert (a["acks"], a["cs_acks"]) == (2, 2)
+    assert (a["acks"], a["cs_acks"], a["ack_writes"]) == (2, 2, 1)
     assert b["invalidations"] == c["invalidations"] == 1
 
 
@@ -782,24 +817,64 @@ def test_simultaneous_acquires_after_barriers_by_hand():
     # four nodes reach one lock together in each of 3 phases (the machine counts 0, 1, 2
     # and 3 first acquires ahead of them a phase), each holding it 1000 cycles and passing
     # it on by a 500-cycle grant (S = 1500, the lock station's section): served in turn
-    # they wait 0, 1, 2 and 3 x 1500 a phase, and the last node's wait beyond the mean,
-    # 2250 a phase, holds the barrier after
+    # they wait 0, 1, 2 and 3 x 1500 a phase
     from models.svm_cluster.model import _lock_bursts
 
     app = {"acquires": np.full(4, 3.0), "burst_ahead": np.array([0.0, 3, 6, 9])}
     one = {"sections": np.ones(1), "burst_ahead": np.ones(1)}
-    wait, tail = _lock_bursts(app, one, np.array([1500.0]))
-    assert wait.tolist() == [0.0, 4500.0, 9000.0, 13500.0] and tail == 3 * 2250.0
+    assert _lock_bursts(app, one, np.array([1500.0])).tolist() == [0.0, 4500.0, 9000.0, 13500.0]
     # two stations: half the first acquires ahead at a long section (10,000 cycles), half
-    # at short ones (100): each node's count ahead is split by the stations' shares of it;
-    # the tail is the mean over the nodes that acquire
+    # at short ones (100): each node's count ahead is split by the stations' shares of it
     app = {"acquires": np.array([15.0, 15, 15, 0]), "burst_ahead": np.array([2.0, 2, 2, 0])}
     two = {"sections": np.array([0.1, 0.9]), "burst_ahead": np.array([0.5, 0.5])}
-    wait, tail = _lock_bursts(app, two, np.array([10000.0, 100.0]))
+    wait = _lock_bursts(app, two, np.array([10000.0, 100.0]))
     assert wait.tolist() == pytest.approx([2 * (0.5 * 10000 + 0.5 * 100)] * 3 + [0.0])
-    assert tail == pytest.approx(10100.0)
     none = dict(app, burst_ahead=np.zeros(4))                # no burst counted (a file without the count)
-    assert _lock_bursts(none, two, np.array([10000.0, 100.0]))[1] == 0.0
+    assert not _lock_bursts(none, two, np.array([10000.0, 100.0])).any()
+
+
+def test_the_slowest_node_after_a_burst_by_hand_and_by_every_order():
+    from models.svm_cluster.model import _slowest_after_bursts
+
+    # four equal nodes, 10,000 cycles each with a mean burst wait of 1500 (sections of
+    # 1000: 0 to 3 of them): the last waits 3000, so the phase ends at 8500 + 3000
+    assert _slowest_after_bursts(np.full(4, 10000.0), np.full(4, 1500.0)) == pytest.approx(11500.0)
+    # a node longer than the others by more than their bursts: its own time, its mean wait in
+    assert _slowest_after_bursts(np.array([50000.0, 10000, 10000]), np.full(3, 1500.0)) == 50000.0
+    # no burst, or one node alone: the slowest node's time
+    assert _slowest_after_bursts(np.array([3.0, 7.0]), np.zeros(2)) == 7.0
+    assert _slowest_after_bursts(np.array([3.0, 7.0]), np.array([0.0, 2.0])) == 7.0
+    # unequal nodes and bursts, one node out of the burst: every one of the 4! orders of
+    # the four that burst, each equally likely
+    T = np.array([9000.0, 10500, 8000, 9900, 10200])
+    b = np.array([1200.0, 300, 2000, 0, 900])
+    assert _slowest_after_bursts(T, b) == pytest.approx(_slowest_over_every_order(T, b), rel=1e-12)
+
+
+def _slowest_over_every_order(T, b):
+    """The mean over every order of the nodes that burst of the slowest node's end."""
+    on = np.flatnonzero(b > 0)
+    ends = []
+    for order in itertools.permutations(range(on.size)):
+        end = T - b
+        end[on] += 2 * b[on] * np.array(order) / max(on.size - 1, 1)
+        ends.append(end.max())
+    return float(np.mean(ends))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20_000), st.sampled_from([0, 0, 1, 250, 999, 3000])), min_size=1,
+                max_size=6))
+def test_the_slowest_node_after_a_burst_is_the_mean_over_every_order(nodes):
+    from models.svm_cluster.model import _slowest_after_bursts
+
+    b = np.array([float(w) for _, w in nodes])
+    T = np.array([float(t) for t, _ in nodes]) + b            # each node's time holds its mean wait
+    expected = _slowest_over_every_order(T, b) if (b > 0).sum() >= 2 else T.max()
+    got = _slowest_after_bursts(T, b)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-6)
+    # never below the slowest node without its wait, never above every node served last
+    assert (T - b).max() - 1e-6 <= got <= (T + b).max() + 1e-6
 
 
 def test_a_lock_stations_section_is_its_demand_over_the_sections_not_nested():
@@ -833,6 +908,15 @@ def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
     grant = 2 * 16 / 4.0
     grow = phased.outputs["execution_cycles"] - spread.outputs["execution_cycles"]
     assert grow == pytest.approx(100 * (1e3 + grant), rel=0.05)
+    # node 0 works 2e7 cycles more than node 1 outside the sections: it is the slowest
+    # whichever order the burst takes, so the run grows by its mean wait alone
+    heavy = {"hlrc.busy": [2.2e7, 2e6], "hlrc.phase_max": 2.2e7}
+    phased = SVMCluster({**base, **heavy, "hlrc.barriers": [100.0, 100.0], "hlrc.burst_ahead": [50.0, 50.0],
+                         "coherence": "hlrc", "communication": "B+", "protocol": "B"}).solve()
+    spread = SVMCluster({**base, **heavy, "hlrc.barriers": [100.0, 100.0], "coherence": "hlrc",
+                         "communication": "B+", "protocol": "B"}).solve()
+    grow = phased.outputs["execution_cycles"] - spread.outputs["execution_cycles"]
+    assert grow == pytest.approx(50 * (1e3 + grant), rel=0.05)
 
 
 def test_the_machine_counts_the_first_acquires_of_a_phase_ahead_of_each():
@@ -1013,6 +1097,23 @@ def test_fetches_inside_critical_sections_at_their_own_home_or_forwarded():
     assert forwarded > plain > none
     with pytest.raises(ModelError, match=r"hlrc\.cs_forwarded\[0\]"):
         SVMCluster(_one_lock(**base, forwarded=[5.0, 0.0], cs_forwarded=[6.0, 0.0]))
+
+
+def test_fetches_outside_critical_sections_travel_as_counted_apart_from_those_inside():
+    # node 0's 200 SC fetches: the 100 inside its critical sections are half at its own
+    # home and half forwarded to a dirty owner; the 100 outside are plain round trips, so
+    # its NI sends 100 requests outside (1000 cycles each at AO) and they cross two links
+    # (20 cycles each), not three quarters of them with a quarter forwarded, as the
+    # node's requests overall
+    from models.svm_cluster.model import _layers
+
+    counts = dict(requests=[200.0, 0.0], reply_bytes=[12800.0, 0.0], served=[0.0, 200.0],
+                  cs_requests=[200.0 / 2, 0.0], local_requests=[50.0, 0.0], cs_local_requests=[50.0, 0.0],
+                  forwarded=[50.0, 0.0], cs_forwarded=[50.0, 0.0])
+    model = SVMCluster({**_one_lock(**counts), "coherence": "sc"})
+    D, Z, *_ = model._demands(*_layers(model.values), model.app(), np.ones((2, 1)))
+    assert D["data_wait"][2, 0] == pytest.approx(100 * 1000.0)          # stations cpu0 cpu1 ni0 ...
+    assert Z["data_wait"][0] == pytest.approx(100 * 2 * 20.0)
 
 
 def test_critical_sections_fetches_go_where_they_are_served():
