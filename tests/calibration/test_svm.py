@@ -654,6 +654,36 @@ def test_an_sc_writes_wait_for_its_sharers_equals_the_machines(sharers, communic
     assert local.breakdown()["data_wait"][0] == pytest.approx(expected, abs=1.0)
 
 
+def test_what_the_model_does_not_see_two_correlations_in_time_on_the_machine():
+    # the two SC BB cases the model misses (guide, "What remains"), on hand traces at BB
+    # (no overheads or occupancies; 2 cycles a byte on the I/O buses, 20 a link).
+    # Lockstep exchange, 64-byte blocks: alone, a read takes 8 + 20 + 40 + 20 = 88
+    # cycles; two nodes reading each other's block at once take 88 and 128, the second
+    # reply waiting for its reader's bus, busy sending the first
+    at = dict(communication="B", protocol_costs="B")
+    other = BASE + 4096
+    work = [(LOAD, PRIVATE)] * 1000
+    for both, expected in ((False, [0.0, 88.0]), (True, [88.0, 128.0])):
+        p0 = [(STORE, BASE), (BARRIER, 0), *work, *([(LOAD, other)] if both else []), (BARRIER, 1)]
+        p1 = [(STORE, other), (BARRIER, 0), *work, (LOAD, BASE), (BARRIER, 1)]
+        run = simulate_svm(_workload(p0, p1), SVMConfig("sc", 64, **at))
+        assert run.breakdown()["data_wait"].tolist() == expected
+    # a write right after a read forwarded to the dirty owner, 256-byte blocks: the owner
+    # sends the data and then its write-back to the home (136 cycles each on its bus), and
+    # the write reaches the home while the home's bus still takes the write-back in: it
+    # waits 199 cycles after the read's 212, 84 once the write-back is in
+    late = [(LOAD, PRIVATE)] * 5000
+    waits = []
+    for gap in ([], late):
+        p0 = [(STORE, BASE), (BARRIER, 0), (BARRIER, 1), (BARRIER, 2)]
+        p1 = [(BARRIER, 0), (STORE, BASE), (BARRIER, 1), (BARRIER, 2)]
+        p2 = [(BARRIER, 0), (BARRIER, 1), *late, (LOAD, BASE), *gap, (STORE, BASE), (BARRIER, 2)]
+        run = simulate_svm(_workload(p0, p1, p2), SVMConfig("sc", 256, **at))
+        assert (run.processes[2]["forwarded"], run.processes[2]["acks"]) == (1, 1)
+        waits.append(run.breakdown()["data_wait"][2])
+    assert waits == [212.0 + 199.0, 212.0 + 84.0]
+
+
 def test_a_node_with_almost_no_work_does_not_stretch_the_imbalance():
     # the phases' imbalance (phase_max above the largest node's work) runs at the
     # work-weighted slowdown; a node with 1 cycle of work and barrier traffic used to
