@@ -67,6 +67,15 @@ N_GLOB = 6
 
 
 @jit
+def _served(stats, server, in_cs):
+    """Count one request ``server`` serves, and of those served for a process inside a
+    critical section (``in_cs``: the requester's nesting depth) one more."""
+    stats[server, SERVED] += 1
+    if in_cs > 0:
+        stats[server, CS_SERVED] += 1
+
+
+@jit
 def _send(stats, sender, receiver, nbytes, oneway):
     """Count one message from ``sender`` to ``receiver``; 0 (nothing sent) when they are
     one node, else 1."""
@@ -407,9 +416,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             _send(stats, o, p, HEADER + unit_bytes, False)        # data from the owner
             _send(stats, o, h, HEADER + unit_bytes, True)         # sharing write-back to the home
             if o != h:
-                stats[o, SERVED] += 1
-                if in_cs[p] > 0:
-                    stats[o, CS_SERVED] += 1
+                _served(stats, o, in_cs[p])
             sharers[u] |= np.uint64(1) << np.uint64(o)
             owner[u] = -1
             t = _request(t, p, h, 0, 0.0, 1 if o != h else 0, cost, cal, cal_n, status, clock, times)
@@ -421,9 +428,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             t = _request(t, p, h, 0, 0.0, h != p, cost, cal, cal_n, status, clock, times)
             done = _deliver(t, h, p, unit_bytes, cost, cal, cal_n)
         if h != p:
-            stats[h, SERVED] += 1
-            if in_cs[p] > 0:
-                stats[h, CS_SERVED] += 1
+            _served(stats, h, in_cs[p])
         sharers[u] |= bit
     else:
         if o == p:
@@ -434,9 +439,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         remote = h != p or o >= 0 or (sharers[u] & ~bit) != 0
         _send(stats, p, h, HEADER, False)
         if h != p:
-            stats[h, SERVED] += 1
-            if in_cs[p] > 0:
-                stats[h, CS_SERVED] += 1
+            _served(stats, h, in_cs[p])
         others = sharers[u] & ~bit
         to = o if o >= 0 else p                                   # the home's answer goes to the owner or to p
         nout = np.int64(to != h)
@@ -463,9 +466,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             _send(stats, h, o, HEADER, False)
             _send(stats, o, p, HEADER + unit_bytes, False)
             if o != h:
-                stats[o, SERVED] += 1
-                if in_cs[p] > 0:
-                    stats[o, CS_SERVED] += 1
+                _served(stats, o, in_cs[p])
             stats[o, INVALIDATIONS] += 1
             to = _request(t, h, o, 0, 0.0, 1, cost, cal, cal_n, status, clock, times)
             done = max(done, _deliver(to, o, p, unit_bytes, cost, cal, cal_n))
@@ -617,9 +618,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _charge(p, _cycles(cost[C_PROTECTION]), clock, times)
                             stats[p, REQUESTS] += 1
                             stats[p, REPLY_BYTES] += unit_bytes
-                            stats[h, SERVED] += 1
-                            if in_cs[p] > 0:
-                                stats[h, CS_SERVED] += 1
+                            _served(stats, h, in_cs[p])
                             stats[p, PROTECTIONS] += 1
                             if in_cs[p] > 0:
                                 stats[p, CS_REQUESTS] += 1

@@ -97,10 +97,10 @@ owner: no request message, only invalidations); the rest are round trips; inside
 critical sections ``cs_forwarded`` and ``cs_local_requests``.  ``cs_served`` counts, on
 the serving node, the requests it serves for a process inside a critical section (of
 ``served``): the homes of what locks protect are seldom those of the rest.
-``ack_writes`` counts the SC writes that waited for acknowledgements (of ``acks``: a
-write's invalidations leave its home one after another, the sharers acknowledge them
-at once, so its wait grows by an invalidation's sending a sharer, not a round trip).  Per lock
-(``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
+``ack_writes`` counts the SC writes that waited for acknowledgements (of ``acks``): a
+write's invalidations leave its home one after another and the sharers acknowledge
+them at once, so each sharer more adds one invalidation's sending, not a round trip.
+Per lock (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
 cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
 process's first acquire after a barrier (or the start) counts in ``burst_ahead`` the

@@ -502,7 +502,7 @@ class SVMCluster(ParameterisedModel):
             # what the receiving I/O buses take in: the requests' headers at the servers, the
             # replies at i (inside critical sections too), lock and barrier headers, one-way data
             received += (trips * w * HEADER + trips_inside * w_cs * HEADER + app["oneway_bytes"][i] * w) * tb
-            received[i] += req * travel * (HEADER + payload) * tb
+            received[i] += (trips + trips_inside) * (HEADER + payload) * tb
             # lock messages: one-hop requests handled by the other nodes evenly; those of an
             # acquire nested in a critical section hold the outer lock (below)
             nested = app["cs_lock_messages"][i] if K else 0.0
@@ -935,7 +935,6 @@ def _slowest_after_bursts(T, burst) -> float:
     limits = np.floor((ends[:, None] - before[on][None, :]) / step[None, :] + 1e-9)
     limits = np.sort(np.minimum(limits, m - 1), axis=1)
     cdf = np.prod(np.clip((limits + 1 - k) / (m - k), 0.0, None), axis=1)
-    cdf[ends < floor] = 0.0
     return float(np.sum(ends * np.diff(cdf, prepend=0.0)))
 
 
