@@ -48,6 +48,7 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
         for k in APP_COUNTERS:
             values[f"{tag}.{k}"] = [float(x) for x in run.counter(k)]
         values[f"{tag}.phase_max"] = float(run.phase_max_cycles)
+        values[f"{tag}.unit_bytes"] = float(run.config["granularity"])
         values[f"{tag}.lock_concentration"] = float(run.lock_concentration)
         values[f"{tag}.locks"], values[f"{tag}.other_lock_concentration"] = named_locks(run)
         values[f"{tag}.phases"] = phase_groups(run)

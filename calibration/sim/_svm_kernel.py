@@ -37,15 +37,18 @@ R_CPU, R_BUS, R_NI, R_PENDING = range(4)
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
  T_FINISH) = range(10)
-N_TIMES = 10
+# and SC's last fetch forwarded to a dirty owner, while no other request has travelled
+# since (its unit + 1, 0: none) and the node's busy cycles when its data arrived
+T_FORWARDED_UNIT, T_FORWARDED_BUSY = 10, 11
+N_TIMES = 12
 
 # per-process counters (columns of ``stats``)
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
- CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES) = range(40)
-N_STATS = 40
+ CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES, MIGRATORY, CS_MIGRATORY, MIGRATORY_GAP) = range(43)
+N_STATS = 43
 # CS_SERVED is counted on the server (of SERVED), the other CS_ columns on the requester
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
@@ -494,6 +497,17 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
                 stats[p, CS_LOCAL_REQUESTS] += 1
         if (not store) or not had or o >= 0:
             stats[p, REPLY_BYTES] += unit_bytes
+        if store and had and o < 0 and h != p and times[p, T_FORWARDED_UNIT] == u + 1:
+            # a migratory write: the block p read from a dirty owner last (Stenstrom, Brorsson
+            # & Sandberg, ISCA 1993), its home's bus perhaps still taking the write-back in
+            stats[p, MIGRATORY] += 1
+            stats[p, MIGRATORY_GAP] += stats[p, BUSY] - times[p, T_FORWARDED_BUSY]
+            if in_cs[p] > 0:
+                stats[p, CS_MIGRATORY] += 1
+        times[p, T_FORWARDED_UNIT] = 0
+        if not store and h != p and o >= 0 and o != h:
+            times[p, T_FORWARDED_UNIT] = u + 1
+            times[p, T_FORWARDED_BUSY] = stats[p, BUSY]
 
 
 @jit
@@ -653,6 +667,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     break                # processes behind p's clock book the resources first
                 continue
             # synchronisation: every marker closes the HLRC interval
+            times[p, T_FORWARDED_UNIT] = 0
             if hlrc:
                 _end_interval(p, nprocs, home, writable, dirty, wlist, wn, log_page, log_int, log_n, vc, stats,
                               cost, cal, cal_n, status, clock, times)

@@ -100,6 +100,13 @@ the serving node, the requests it serves for a process inside a critical section
 ``ack_writes`` counts the SC writes that waited for acknowledgements (of ``acks``): a
 write's invalidations leave its home one after another and the sharers acknowledge
 them at once, so each sharer more adds one invalidation's sending, not a round trip.
+``migratory`` counts the SC writes right after the writer's read of the same block was
+forwarded to its dirty owner, with no other request of the writer travelling and no
+synchronisation between (read-modify-write data migrating from node to node; inside
+critical sections ``cs_migratory``), and ``migratory_gap`` the writer's busy cycles
+between each such read's data and its write, summed: the owner sends the write-back to
+the home right after the data, so a write soon after finds the home's I/O bus still
+taking it in.
 Per lock (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
 cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
@@ -150,7 +157,8 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "compared_words", "diff_words", "notices", "invalidations", "acquires", "lock_messages", "cs_busy",
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
-            "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes")
+            "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes", "migratory",
+            "cs_migratory", "migratory_gap")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
