@@ -487,7 +487,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         stats[p, REQUESTS] += 1
         if in_cs[p] > 0:
             stats[p, CS_REQUESTS] += 1
-        if h != p and o >= 0 and o != h and o != p:
+        forwarded = h != p and o >= 0 and o != h and o != p
+        if forwarded:
             stats[p, FORWARDED] += 1         # three hops: the home forwards to the dirty owner
             if in_cs[p] > 0:
                 stats[p, CS_FORWARDED] += 1
@@ -505,7 +506,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
             if in_cs[p] > 0:
                 stats[p, CS_MIGRATORY] += 1
         times[p, T_FORWARDED_UNIT] = 0
-        if not store and h != p and o >= 0 and o != h:
+        if forwarded and not store:
             times[p, T_FORWARDED_UNIT] = u + 1
             times[p, T_FORWARDED_BUSY] = stats[p, BUSY]
 
