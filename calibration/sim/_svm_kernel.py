@@ -40,15 +40,19 @@ R_CPU, R_BUS, R_NI, R_PENDING = range(4)
 # and SC's last fetch forwarded to a dirty owner, while no other request has travelled
 # since (its unit + 1, 0: none) and the node's busy cycles when its data arrived
 T_FORWARDED_UNIT, T_FORWARDED_BUSY = 10, 11
-N_TIMES = 12
+# and the node's last request to a remote server (its clock then; NEVER: none)
+T_LAST_REQUEST = 12
+N_TIMES = 13
+NEVER = -(1 << 62)
 
 # per-process counters (columns of ``stats``)
 (BUSY, REFERENCES, SHARED_REFERENCES, READ_FAULTS, WRITE_FAULTS, REQUESTS, REPLY_BYTES, SERVED, ONEWAY,
  ONEWAY_BYTES, RECEIVED, APPLIED_WORDS, PROTECTIONS, TWINS, DIFFS, COMPARED_WORDS, DIFF_WORDS, NOTICES,
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
- CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES, MIGRATORY, CS_MIGRATORY, MIGRATORY_GAP) = range(43)
-N_STATS = 43
+ CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES, MIGRATORY, CS_MIGRATORY, MIGRATORY_GAP, CONCURRENT,
+ COLLIDING) = range(45)
+N_STATS = 45
 # CS_SERVED is counted on the server (of SERVED), the other CS_ columns on the requester
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
@@ -395,8 +399,33 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait,
 
 
 @jit
+def _meet(p, h, t, nprocs, requested, times, stats, glob):
+    """Count, for ``p``'s request to remote server ``h`` at clock ``t``, the other nodes
+    (not ``h``) that requested near it (``CONCURRENT``: within ``p``'s time since its
+    last request of the phase, before or after) and those of them that requested ``h``
+    then (``COLLIDING``), and note the request.  A pair is counted once, by whichever
+    of the two the kernel reaches second, for both nodes.  On the machine without costs these are the
+    program's own schedule: a staggered all-to-all exchange (Splash's transposes) has
+    every server fetched from by one node at a time, where independent routing would
+    have them meet."""
+    since = max(times[p, T_LAST_REQUEST], glob[G_BARRIER_TIME])
+    window = t - since
+    for q in range(nprocs):
+        if q != p and q != h:
+            near = abs(requested[q, h] - t) < window
+            if near or abs(times[q, T_LAST_REQUEST] - t) < window:
+                stats[p, CONCURRENT] += 1
+                stats[q, CONCURRENT] += 1
+                if near:
+                    stats[p, COLLIDING] += 1
+                    stats[q, COLLIDING] += 1
+    requested[p, h] = t
+    times[p, T_LAST_REQUEST] = t
+
+
+@jit
 def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats, cost, cal, cal_n, status, clock,
-               times):
+               times, requested, glob):
     """One access under SC to block ``u`` (home ``home[u]``): a full-map directory
     (owner or sharer bits per block), invalidation-based, three hops to a dirty owner.
     A miss blocks ``p`` until its data, and under a write every acknowledgement, arrive."""
@@ -487,6 +516,8 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         stats[p, REQUESTS] += 1
         if in_cs[p] > 0:
             stats[p, CS_REQUESTS] += 1
+        if h != p:
+            _meet(p, h, start, nprocs, requested, times, stats, glob)
         forwarded = h != p and o >= 0 and o != h and o != p
         if forwarded:
             stats[p, FORWARDED] += 1         # three hops: the home forwards to the dirty owner
@@ -517,7 +548,8 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
         holder, lock_last, lock_free, lock_vc, lock_acquires, lock_content, lock_wait, lock_burst,
-        status, clock, waiting, wait_since, in_cs, first_phase, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times):
+        status, clock, waiting, wait_since, in_cs, first_phase, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times,
+        requested):
     """Run until a refill, growth, the end or a deadlock (see the module docstring).
     ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts);
     ``cs_mark[p]``: ``p``'s counters when its outermost critical section began, and its
@@ -525,10 +557,6 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
     what they held (:data:`LOCK_CONTENT`); ``first_phase[p]``: the phase of ``p``'s last
     first acquire of a phase, and ``lock_burst`` (:data:`B_PHASE` ...) the bursts they make."""
     unit_bytes = np.int64(1) << np.int64(log_unit)
-    timed = False                        # any cost: bookings, kept in time order
-    for k in range(cost.shape[0]):
-        if cost[k] != 0:
-            timed = True
     cap_units = home.shape[0]
     cap_locks = holder.shape[0]
     while True:
@@ -625,6 +653,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _send(stats, p, h, HEADER, False)
                             _send(stats, h, p, HEADER + unit_bytes, False)
                             start = clock[p]
+                            _meet(p, h, start, nprocs, requested, times, stats, glob)
                             status[p] = WAIT_DATA
                             t = _request(_sent(start, p, h, cost), p, h, 0, 0.0, 1, cost, cal, cal_n,
                                          status, clock, times)
@@ -662,10 +691,12 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                                     dirty[idx, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
                     else:
                         _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, stats, cost, cal,
-                                   cal_n, status, clock, times)
+                                   cal_n, status, clock, times, requested, glob)
                     vu += np.uint64(1)
-                if timed and stats[p, MESSAGES] != sent_before:
-                    break                # processes behind p's clock book the resources first
+                if stats[p, MESSAGES] != sent_before:
+                    # processes behind p's clock book the resources first; without costs,
+                    # they request first (first touch, _meet's pairs go in time order)
+                    break
                 continue
             # synchronisation: every marker closes the HLRC interval
             times[p, T_FORWARDED_UNIT] = 0

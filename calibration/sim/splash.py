@@ -28,11 +28,13 @@ valgrind (``apt-get install gcc make m4 valgrind``).
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +52,14 @@ __all__ = ["PROGRAMS", "Program", "Layout", "check_inputs", "build", "record", "
 
 RUNTIME = Path(__file__).parent / "parmacs"
 CFLAGS = "-O2 -pthread -std=gnu11 -D_GNU_SOURCE -g -fno-strict-aliasing"
+#: Keep every call the source makes.  Without these, gcc finds a function that only reads
+#: memory (pure) and deletes a call whose value is unused: FFT's ``TouchArray`` and LU's
+#: ``TouchA``, by which each process touches its own data first so that first-touch
+#: placement puts it on its node, were gone from the traces, and the homes went to
+#: whichever process reached a page first in the first communication phase, a race the
+#: communication costs decide.  ``-fno-ipa-modref`` is gcc 11's (older gccs do not have
+#: the analysis and reject the flag), so each flag is kept only if the gcc takes it.
+KEEP_CALLS = ("-fno-ipa-pure-const", "-fno-ipa-modref")
 
 #: Marker kinds of ``parmacs_fork.h``: byte offsets in the marker page.
 MARKER_KINDS = {"end": 0, "barrier": 1, "acquire": 2, "release": 3, "sync": 4, "roi-begin": 5, "roi-end": 6}
@@ -199,6 +209,17 @@ def _tool(name: str) -> str:
     return path
 
 
+@functools.cache
+def keep_calls_flags(compiler: str = "gcc") -> tuple:
+    """The flags of :data:`KEEP_CALLS` that ``compiler`` accepts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.c"
+        probe.write_text("int main(void) { return 0; }\n")
+        return tuple(flag for flag in KEEP_CALLS
+                     if subprocess.run([compiler, "-Werror", flag, "-c", str(probe), "-o", str(Path(tmp) / "p.o")],
+                                       capture_output=True).returncode == 0)
+
+
 def _codes(source) -> Path:
     """The ``codes`` directory of a Splash-3 tree (``source`` may be the tree or ``codes``)."""
     source = Path(source)
@@ -260,7 +281,7 @@ def build(name, source, workdir, size: int | None = None) -> Path:
         if done.returncode:
             tail = "; ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
             raise ModelError("program", f"building {program.name}'s {directory} failed: {tail}")
-    cflags = f"{CFLAGS} -I{RUNTIME} {program.cflags}".strip()
+    cflags = f"{CFLAGS} {' '.join(keep_calls_flags())} -I{RUNTIME} {program.cflags}".strip()
     keep = build_codes / "keep-generated.mk"          # make would delete the generated C files
     keep.write_text(".SECONDARY:\n")
     done = subprocess.run(["make", "-C", str(build_codes / program.directory), "-f", "Makefile", "-f", str(keep),

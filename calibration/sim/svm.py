@@ -106,7 +106,14 @@ synchronisation between (read-modify-write data migrating from node to node; ins
 critical sections ``cs_migratory``), and ``migratory_gap`` the writer's busy cycles
 between each such read's data and its write, summed: the owner sends the write-back to
 the home right after the data, so a write soon after finds the home's I/O bus still
-taking it in.
+taking it in.  ``concurrent`` counts, summed over a node's requests to remote servers,
+the other nodes (not the server) that requested near it in time (within the node's time
+since its last request of the phase, before or after), and ``colliding`` those of them
+that requested the same server then: on the machine without costs, the program's own
+schedule.  A staggered all-to-all exchange (Splash's transposes: node i fetches from
+i + 1, i + 2, ... in turn) has every server fetched from by one node at a time, so
+``colliding`` stays near 0 where independent routing would give about ``concurrent`` /
+(nodes - 1).
 Per lock (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
 cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
@@ -158,7 +165,7 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
             "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes", "migratory",
-            "cs_migratory", "migratory_gap")
+            "cs_migratory", "migratory_gap", "concurrent", "colliding")
 assert len(COUNTERS) == K.N_STATS
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
@@ -440,6 +447,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     cal = np.zeros((P, 4, K.CALENDAR, 2), np.int64)
     cal_n = np.zeros((P, 4), np.int64)
     times = np.zeros((P, K.N_TIMES), np.int64)
+    times[:, K.T_LAST_REQUEST] = K.NEVER
+    requested = np.full((P, P), K.NEVER, np.int64)      # each node's last request to each server
     while True:
         u, lk = st.units, st.locks
         code = K.run(op, addr, size, length, cursor, ended, cycles, P, hlrc, int(math.log2(config.granularity)),
@@ -448,7 +457,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
                      lk["last"], lk["free"], lk["vc"], lk["acquires"], lk["content"], lk["wait"], lk["burst"], status, clock, waiting, wait_since, in_cs,
                      first_phase, cs_mark,
-                     phase_busy, stats, snapshots, cost, cal, cal_n, times)
+                     phase_busy, stats, snapshots, cost, cal, cal_n, times, requested)
         if code == K.DONE:
             break
         if code == K.GROW:

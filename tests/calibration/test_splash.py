@@ -74,6 +74,25 @@ def test_probe_markers_are_where_the_program_synchronises(probe):
 
 
 @needs_tools
+def test_a_call_whose_value_is_unused_is_kept_so_each_process_touches_its_own_data_first(probe):
+    # probe.c.in's touch_mine only reads, and its value is dropped: gcc -O2 deletes such a
+    # call unless told not to (KEEP_CALLS), and first-touch placement then loses the
+    # program's intent (FFT's TouchArray, LU's TouchA)
+    out, _, wl = probe
+    placed = wl.structure_ranges(["placed_vector"])[0]
+    block = 1024 // 4 * 8
+    for me in range(4):
+        op, addr = _trace(out / f"probe-{wl.processes[me].name}.npz")
+        phase = np.cumsum(op == BARRIER)
+        reads = addr[(op == LOAD) & (phase == 1) & (addr >= placed[0]) & (addr < placed[1])]
+        assert len(reads) > 0
+        # the process's id comes from the lock's order: its block is the one it read
+        first = (int(reads.min()) - placed[0]) // block
+        assert np.all((reads >= placed[0] + first * block) & (reads < placed[0] + (first + 1) * block))
+        assert len(np.unique(reads)) == 1024 // 4
+
+
+@needs_tools
 def test_probe_workload_runs_on_the_ccnuma_machine_with_checking(probe):
     _, _, wl = probe
     r = simulate_ccnuma(wl, CCNUMAConfig(check=True))
@@ -117,6 +136,9 @@ def test_splash3_fft_with_four_processes(tmp_path):
         assert np.count_nonzero(op == BARRIER) == 7
         x = wl.structure_ranges(["x"])[0]
         assert np.any((op == LOAD) & (addr >= x[0]) & (addr < x[1]))
+        # TouchArray, between the first two barriers, reads the process's rows of x
+        touch = (op == LOAD) & (np.cumsum(op == BARRIER) == 1)
+        assert np.count_nonzero(touch & (addr >= x[0]) & (addr < x[1])) >= 4096 // 4 * 2
 
 
 def test_structure_names_come_from_the_assignment():
