@@ -404,8 +404,8 @@ def _meet(p, h, t, nprocs, requested, times, stats, glob):
     (not ``h``) that requested near it (``CONCURRENT``: within ``p``'s time since its
     last request of the phase, before or after) and those of them that requested ``h``
     then (``COLLIDING``), and note the request.  A pair is counted once, by whichever
-    of the two the kernel reaches second, for both nodes.  On the machine without costs these are the
-    program's own schedule: a staggered all-to-all exchange (Splash's transposes) has
+    of the two the kernel reaches second, for both nodes.  On the machine without costs
+    these are the program's own schedule: a staggered all-to-all exchange (Splash's transposes) has
     every server fetched from by one node at a time, where independent routing would
     have them meet."""
     since = max(times[p, T_LAST_REQUEST], glob[G_BARRIER_TIME])

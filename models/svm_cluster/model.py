@@ -59,10 +59,10 @@ count spreads both as all):
   in a random one, and the model was 16% pessimistic on it, now within 2% on both; on
   the recorded FFT (a tuning program) HLRC AO went from 9.8% pessimistic to 4.8%
   optimistic, HLRC BB from 7.4% pessimistic to 6.2% optimistic, SC AO from 7.9% to 4.3%
-  pessimistic; on the
-  held-out programs no case at AO or BB moved by more than 1.2 points.  Each node's own
-  share, the first form, moved Water-Nsquared at HLRC AO from 7.9% to 10.9% pessimistic:
-  its shares ran from 0 to 0.65, and the nodes with none held the barrier];
+  pessimistic; on the held-out programs no case at AO or BB moved by more than 1.2
+  points.  Each node's own share, the first form, moved Water-Nsquared at HLRC AO from
+  7.9% to 10.9% pessimistic: its shares ran from 0 to 0.65, and the nodes with none held
+  the barrier; the pooled form was chosen after seeing that];
 * every message also crosses the receiver's I/O bus into memory (``receive_load`` 1,
   the default): overlapped with the sending bus when it is idle (so not in the unloaded
   cost), it is a background utilisation the other messages there meet, as the

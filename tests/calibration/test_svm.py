@@ -14,6 +14,7 @@ from calibration.sim.traces import ACQUIRE, BARRIER, LOAD, RELEASE, STORE, Chunk
 from calibration.sim.workload import Process, SharedRange, Workload
 from calibration.profiles.svm_cluster import application_values, simulate_pair
 from models.svm_cluster import APP_COUNTERS, COMMUNICATION, PROTOCOL, SVMCluster, message_cycles
+from models.svm_cluster import model as svm_model
 from mva.errors import ModelError
 
 BASE = 0x10000
@@ -1251,9 +1252,7 @@ def _exchange(order, pages=8, work=500, nodes=16):
         for q, k in order(me):
             t += [(LOAD, page(q, k)), *[(LOAD, PRIVATE + 8 * j) for j in range(work)]]
         traces.append(t + [(BARRIER, 1)])
-    names = tuple(f"p{i}" for i in range(nodes))
-    return Workload("exchange", tuple(_process(n, t) for n, t in zip(names, traces, strict=True)),
-                    (SharedRange("s", BASE, BASE + (1 << 24), names),))
+    return _workload(*traces)
 
 
 def test_nodes_fetching_from_one_server_together_collide_and_a_staggered_exchange_does_not():
@@ -1279,8 +1278,6 @@ def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machin
     # transposes) each server has one requester at a time and the machine is 15% faster
     # than in a random order; the model sees it from the counts of the run without costs
     # (random: about as many at one server as independent routing; staggered: none)
-    import models.svm_cluster.model as svm_model
-
     rng = np.random.default_rng(1)
     everyone = [(d, k) for d in range(1, 16) for k in range(8)]
     orders = {"staggered": lambda me: [((me + d) % 16, k) for d, k in everyone],
@@ -1297,8 +1294,6 @@ def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machin
 
 
 def test_the_share_of_fetches_apart_is_one_less_the_collisions_over_independent_routing():
-    import models.svm_cluster.model as svm_model
-
     P = 5
     served = np.full(P, 100.0)
     # evenly served: another node near a request picks its server with chance 1 / (P - 1),
