@@ -178,7 +178,17 @@ def linearizer(demand, is_delay, table, cap_len, think, population, residual, ba
                 for k in range(M):
                     change = max(change, abs(queue[k, c] - before_q[k, c]) / population[c])
         outer_error, contracting = estimated_error(change, previous, relaxation)
-        if not contracting:
+        if previous == np.inf:
+            # a first step has no earlier change to measure the contraction by, and a small
+            # one can hide a slow iteration (a 3-server station moved 6e-11 in its first
+            # step and 1e-8 over the next ones): two steps at least
+            outer_error = np.inf
+        elif change <= tol and previous <= tol:
+            # two steps below the tolerance (a start from the fixed point): their ratio is
+            # the noise of the inner solves (to tol / 10, steps of a few times that), no
+            # measure of contraction
+            outer_error = change
+        elif not contracting:
             relaxation = damped(relaxation)
         if outer_error <= tol and inner_ok:
             break

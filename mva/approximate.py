@@ -390,6 +390,8 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
         message = ""
     elif not inner_ok:
         message = f"an inner fixed point reached max_iter={max_iter} before tol {inner_tol:g}"
+    elif outer < 2:
+        message = f"corrections not settled: max_outer={max_outer}, and convergence is judged from two outer steps"
     else:
         message = (f"corrections not settled after {outer} outer iterations "
                    f"(estimated error {outer_error:.3g} > tol {tol:g})")
@@ -410,7 +412,8 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
     max_iter : int, default 10,000
         Iteration cap of each inner fixed point.
     max_outer : int, default 100
-        Cap on outer iterations (re-solving the C networks at N - e_c).
+        Cap on outer iterations (re-solving the C networks at N - e_c). Convergence is
+        judged from the contraction of two successive steps, so it takes two at least.
     multiserver : {"marginal", "seidmann"}
         Treatment of multi-server stations (module notes).
     start : Result, optional
