@@ -218,8 +218,8 @@ BACKGROUND_LIMIT = 0.95
 #: the fixed point's step: whole at first, halved whenever a round changes more than the
 #: one before, down to RELAX_MIN (the plain iteration can alternate between two states)
 RELAX, RELAX_MIN = 1.0, 0.15
-# rounds of the fixed point, and beyond them while each round contracts: LU's second
-# group at HLRC AB contracts by 3% a round and settles in 290
+#: rounds of the fixed point, and the cap beyond them while each round contracts: LU's
+#: second group at HLRC AB contracts by 3% a round and settles in 290
 MAX_ROUNDS, MAX_ROUNDS_CONTRACTING = 200, 1000
 #: the fixed point stops when a round changes nothing by more than this (relative); the
 #: contention network is solved to the same tolerance
@@ -805,9 +805,9 @@ class SVMCluster(ParameterisedModel):
 
     def _fixed_point(self, comm, prot, app, cycles, timing, section_service=None) -> dict:
         """The critical-section stretch and each node's barrier wait, iterated with the
-        contention network until both settle (at most 200 rounds, or 1,000 while each
-        round contracts; each round's Linearizer starts from the last round's
-        corrections): the last demands
+        contention network until both settle (at most ``MAX_ROUNDS`` rounds, or
+        ``MAX_ROUNDS_CONTRACTING`` while each round contracts; each round's Linearizer
+        starts from the last round's corrections): the last demands
         ``D``, ``Z``, locks ``K``, network ``net``, its solution ``r`` and residences
         ``R`` (cycles), the wait, and whether and how it converged.  A simulation serves
         the demands of the converged MVA fixed point (its own estimates are too noisy
