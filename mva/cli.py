@@ -109,8 +109,9 @@ def _format_model_table(path: str, solution) -> str:
               f"{'simulation, ' if hw else ''}solve time {solution.solve_seconds * 1e3:.3f} ms)\n")
     if not solution.converged:
         out.write(f"WARNING: {solution.message or 'not converged'}\n")
-    elif hw:
-        out.write(f"{solution.message}\n")
+    elif hw or solution.message:
+        # a converged answer's doubts (an approximation flagged unreliable) are said too
+        out.write(f"{'WARNING: ' if 'unreliable' in solution.message else ''}{solution.message}\n")
     if hw:
         out.write(f"{100 * solution.confidence_level:g}% confidence intervals (± half-width)\n")
 

@@ -10,7 +10,7 @@ from ..sim.svm import COUNTERS, LOCK_CONTENT, SVMConfig, SVMResult, lock_concent
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
-__all__ = ["simulate_pair", "application_values", "phase_groups", "named_locks", "model_document",
+__all__ = ["simulate_pair", "application_values", "phase_groups", "group_times", "named_locks", "model_document",
            "PHASE_GROUP_FACTOR", "MAX_PHASE_GROUPS", "NAMED_LOCK_SHARE"]
 
 # Barrier phases share a group when their message intensities (messages per cycle of
@@ -72,7 +72,7 @@ def named_locks(run: SVMResult, share: float = NAMED_LOCK_SHARE) -> tuple[list, 
             lock_concentration(np.delete(content[:, 0], named)))
 
 
-def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
+def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = False) -> list:
     """The run's barrier phases summed in groups of like phases: per group a table of
     the model's counters (lists over nodes) and ``phase_max`` (the sum over its phases
     of the busiest node's work).  Each phase's busiest server is swapped with node 0
@@ -81,7 +81,9 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
     message queues only with those of its own phase, and the model solves each group as
     its own network (a program communicating in bursts between quiet phases, as FFT's
     transposes, queues in the bursts).  Empty when the run has one phase (the run's
-    sums are its only group)."""
+    sums are its only group).  ``members``: each group also lists its phases (indices
+    into ``run.phase_counts``) as ``phases``, to set the machine's time for them
+    (``run.phase_times``) beside the model's for the group."""
     from models.svm_cluster import APP_COUNTERS
 
     counts = run.phase_counts
@@ -89,7 +91,7 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
         return []
     col = {k: COUNTERS.index(k) for k in COUNTERS}
     groups: dict = {}
-    for phase in counts:
+    for index, phase in enumerate(counts):
         busy = phase[:, col["busy"]]
         if busy.sum() == 0 and not phase.any():
             continue
@@ -101,7 +103,9 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
         top = float(busy.max())
         key = ((-99, 0) if messages == 0 or top == 0
                else (_bin(messages / top), _bin(served.max() / served.sum()) if served.sum() > 0 else 0))
-        g = groups.setdefault(key, {"counts": np.zeros(phase.shape, float), "phase_max": 0.0, "messages": 0.0})
+        g = groups.setdefault(key, {"counts": np.zeros(phase.shape, float), "phase_max": 0.0, "messages": 0.0,
+                                    "members": []})
+        g["members"].append(index)
         g["counts"] += phase[order]
         g["phase_max"] += top
         g["messages"] += messages
@@ -119,12 +123,38 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS) -> list:
         small = idle[0] if idle else min(groups, key=lambda k: groups[k]["messages"])
         g = groups.pop(small)
         near = min(groups, key=lambda k: (abs(k[0] - small[0]) + abs(k[1] - small[1]), -groups[k]["messages"]))
-        for f in ("counts", "phase_max", "messages"):
+        for f in ("counts", "phase_max", "messages", "members"):
             groups[near][f] += g[f]
     if len(groups) < 2:
         return []
-    return [{**{k: [float(x) for x in g["counts"][:, col[k]]] for k in APP_COUNTERS}, "phase_max": g["phase_max"]}
+    return [{**{k: [float(x) for x in g["counts"][:, col[k]]] for k in APP_COUNTERS}, "phase_max": g["phase_max"],
+             **({"phases": sorted(g["members"])} if members else {})}
             for _, g in sorted(groups.items())]
+
+
+def group_times(timed: SVMResult, groups: list) -> list[dict]:
+    """The timed machine's time in each group of phases (``groups`` from
+    :func:`phase_groups` with ``members=True``, of the run without costs): per group
+    the mean over nodes of each part of :data:`calibration.sim.svm.BREAKDOWN` (cycles),
+    to set beside the model's breakdown of the same group (its solution's
+    ``extras["groups"]``), which says where in the program a model misses.  Phases that
+    join no group (no work and no message) are in none."""
+    from mva.errors import ModelError
+
+    from ..sim.svm import BREAKDOWN
+
+    if timed.phase_times is None:
+        raise ModelError("timed", "the run has no per-phase times")
+    phases = timed.phase_times.shape[0]
+    out = []
+    for k, group in enumerate(groups):
+        if "phases" not in group:
+            raise ModelError(f"groups[{k}]", "lists no phases (phase_groups(..., members=True))")
+        if any(not 0 <= ph < phases for ph in group["phases"]):
+            raise ModelError(f"groups[{k}].phases", f"the timed run has {phases} phases: not the same program")
+        part = timed.phase_times[list(group["phases"])].sum(axis=0).mean(axis=0)
+        out.append({name: float(x) for name, x in zip(BREAKDOWN, part, strict=True)})
+    return out
 
 
 def model_document(values: dict, name: str = "") -> dict:

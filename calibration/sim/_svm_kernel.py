@@ -548,10 +548,11 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
         tab_tag, tab_key, tab_val, lock_tag, lock_key, lock_val, glob,
         home, valid, writable, dirty, owner, sharers, wlist, wn, log_page, log_int, log_n, log_base, pos, vc,
         holder, lock_last, lock_free, lock_vc, lock_acquires, lock_content, lock_wait, lock_burst,
-        status, clock, waiting, wait_since, in_cs, first_phase, cs_mark, phase_busy, stats, snapshots, cost, cal, cal_n, times,
+        status, clock, waiting, wait_since, in_cs, first_phase, cs_mark, phase_busy, stats, snapshots, phase_times, cost, cal, cal_n, times,
         requested):
     """Run until a refill, growth, the end or a deadlock (see the module docstring).
-    ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts);
+    ``snapshots[k]``: ``stats`` when the k-th barrier released (the phases' counts), and
+    ``phase_times[k]``: ``times`` then, each node's clock in the last column (its release);
     ``cs_mark[p]``: ``p``'s counters when its outermost critical section began, and its
     lock (the last column); ``lock_content[lock]``: the outermost sections of ``lock`` and
     what they held (:data:`LOCK_CONTENT`); ``first_phase[p]``: the phase of ``p``'s last
@@ -592,7 +593,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 cal_n[p, R_PENDING] = 0      # handlers after its end cost it nothing
                 times[p, T_FINISH] = clock[p]
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats, snapshots, cost, cal, cal_n, times)
+                                        status, clock, glob, phase_busy, stats, snapshots, phase_times, cost, cal, cal_n, times)
                 break
             o = op[p, c]
             cursor[p] = c + 1
@@ -785,14 +786,14 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                 if t > glob[G_BARRIER_TIME]:
                     glob[G_BARRIER_TIME] = t
                 _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc,
-                                        status, clock, glob, phase_busy, stats, snapshots, cost, cal, cal_n, times)
+                                        status, clock, glob, phase_busy, stats, snapshots, phase_times, cost, cal, cal_n, times)
                 break
             return DEADLOCK                            # unknown marker (checked by the loader)
 
 
 @jit
 def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n, log_base, pos, vc, status, clock,
-                            glob, phase_busy, stats, snapshots, cost, cal, cal_n, times):
+                            glob, phase_busy, stats, snapshots, phase_times, cost, cal, cal_n, times):
     """If every process still running waits at the barrier, release it: the manager
     (node 0) has handled the last arrival, then sends the release to each waiting node
     in turn (its host overhead each), and each merges every arrival's knowledge (HLRC
@@ -829,4 +830,9 @@ def _release_if_all_arrived(nprocs, hlrc, home, valid, log_page, log_int, log_n,
                 _learn(p, q, vc[q, q], nprocs, home, valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost,
                        clock, times)
         _send(stats, 0, p, HEADER, False)
+    k = glob[G_PHASES] - 1
+    for q in range(nprocs):
+        for c in range(N_TIMES):
+            phase_times[k, q, c] = times[q, c]
+        phase_times[k, q, N_TIMES] = clock[q]
     glob[G_ARRIVED] = 0

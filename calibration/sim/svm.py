@@ -296,6 +296,11 @@ class SVMResult:
     #: each lock's acquirers' wait for it (cycles, summed over processes): the per-lock
     #: split of the breakdown's ``lock_wait``
     lock_wait: np.ndarray = field(default=None, repr=False, compare=False)
+    #: phases x processes x :data:`BREAKDOWN` (cycles): each barrier phase's time per
+    #: node, from the node's release from the barrier before it to its release from the
+    #: one after it (the manager releases the nodes one after another), the last phase to
+    #: the run's end, a node's wait after it finished counted as barrier wait
+    phase_times: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -443,6 +448,7 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     cs_mark = np.zeros((P, K.N_STATS + 1), np.int64)
     stats = np.zeros((P, K.N_STATS), np.int64)
     snapshots = np.zeros((64, P, K.N_STATS), np.int64)
+    phase_times = np.zeros((64, P, K.N_TIMES + 1), np.int64)
     cost = config.cost_vector()
     cal = np.zeros((P, 4, K.CALENDAR, 2), np.int64)
     cal_n = np.zeros((P, 4), np.int64)
@@ -457,13 +463,14 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      u["sharers"], st.wlist, wn, st.log_page, st.log_int, log_n, log_base, pos, vc, lk["holder"],
                      lk["last"], lk["free"], lk["vc"], lk["acquires"], lk["content"], lk["wait"], lk["burst"], status, clock, waiting, wait_since, in_cs,
                      first_phase, cs_mark,
-                     phase_busy, stats, snapshots, cost, cal, cal_n, times, requested)
+                     phase_busy, stats, snapshots, phase_times, cost, cal, cal_n, times, requested)
         if code == K.DONE:
             break
         if code == K.GROW:
             st.grow(glob, wn, log_n, log_base, pos, status)
             if glob[K.G_PHASES] + 1 >= snapshots.shape[0]:
                 snapshots = np.concatenate([snapshots, np.zeros_like(snapshots)])
+                phase_times = np.concatenate([phase_times, np.zeros_like(phase_times)])
         elif code == K.DEADLOCK:
             stuck = [workload.processes[q].name for q in range(P) if status[q] in (K.WAIT_LOCK, K.WAIT_BARRIER)]
             raise ModelError("workload", "the processes cannot all finish: "
@@ -484,11 +491,29 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
               **{c: int(v.sum()) for c, v in timed.items() if c != "finish"}}
     # each barrier phase's counts, the last one (after the last barrier) included
     cumulative = np.concatenate([np.zeros((1, P, K.N_STATS), np.int64), snapshots[:int(glob[K.G_PHASES])], stats[None]])
-    return SVMResult(workload.name, config.to_dict(), procs, totals, int(times[:, K.T_FINISH].max(initial=0)),
+    execution = int(times[:, K.T_FINISH].max(initial=0))
+    return SVMResult(workload.name, config.to_dict(), procs, totals, execution,
                      phase_max, locks, concentration, int(glob[K.G_UNITS]), seconds_since(t0),
                      np.diff(cumulative, axis=0),
                      np.column_stack([st.locks["content"][:locks], st.locks["burst"][:locks, K.B_AHEAD]]),
-                     st.locks["wait"][:locks].copy())
+                     st.locks["wait"][:locks].copy(),
+                     _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution))
+
+
+def _phase_times(released, times, execution) -> np.ndarray:
+    """Phases x processes x :data:`BREAKDOWN` from the times at each barrier's release
+    (``released``: phases x processes x ``times`` and the clock) and at the end."""
+    P = times.shape[0]
+    columns = [K.T_DATA, K.T_LOCK, K.T_BARRIER, K.T_PROTOCOL, K.T_HANDLER]
+    end = np.concatenate([times[:, columns], np.full((P, 1), execution)], axis=1)
+    end[:, 2] += execution - times[:, K.T_FINISH]           # the wait after finishing
+    marks = np.concatenate([np.zeros((1, P, len(columns) + 1), np.int64),
+                            released[:, :, columns + [K.N_TIMES]], end[None]])
+    step = np.diff(marks, axis=0)
+    waits = np.stack([step[..., 0], step[..., 1], step[..., 2], step[..., 3] + step[..., 4]], axis=-1)
+    # busy = the elapsed time less the waits and protocol (the program's own cycles and
+    # what handlers took of them, as in the breakdown)
+    return np.concatenate([(step[..., 5] - waits.sum(axis=-1))[..., None], waits], axis=-1)
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",

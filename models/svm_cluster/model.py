@@ -733,11 +733,18 @@ class SVMCluster(ParameterisedModel):
             "message_cycles": heaviest.outputs["message_cycles"],
             "utilization": util,
         }
-        messages = sorted({p.message for p in parts if p.message})
+        # each group's reason once, the stations the approximation treats (alike in every
+        # group) once after them: the groups' full messages repeat a long list per group
+        reasons, stations = [], ""
+        for k, p in enumerate(parts):
+            if p.message:
+                head, sep, tail = p.message.partition("; approximate: ")
+                reasons.append(f"group {k + 1} of {len(parts)}: {head}")
+                stations = stations or (sep + tail if sep else "")
         return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs,
                              converged=all(p.converged for p in parts),
                              iterations=sum(p.iterations for p in parts),
-                             message="; ".join(messages), units=parts[0].units,
+                             message="; ".join(reasons) + stations, units=parts[0].units,
                              extras={"groups": parts})
 
     def _solve_run(self, section_service) -> ModelSolution:

@@ -246,6 +246,15 @@ def test_each_nodes_breakdown_sums_to_the_execution_time(kernel, protocol):
     assert np.array_equal(total, np.full(4, float(r.execution_cycles)))
     assert r.execution_cycles == r.counter("finish").max()
     assert bd["data_wait"].sum() > 0 and bd["protocol"].sum() > 0
+    # per barrier phase (a node's runs from its own release): the phases summing to the
+    # breakdown, the busy part the phase's counted work
+    from calibration.sim.svm import BREAKDOWN, COUNTERS
+    phases = r.phase_times
+    assert phases.shape == (r.phase_counts.shape[0], 4, len(BREAKDOWN)) and phases.shape[0] > 2
+    assert (phases.sum(axis=(0, 2)) == r.execution_cycles).all()
+    assert np.array_equal(phases.sum(axis=0), np.column_stack([bd[k] for k in BREAKDOWN]))
+    assert np.array_equal(phases[..., 0], r.phase_counts[..., COUNTERS.index("busy")])
+    assert (phases >= 0).all()
     assert r.totals["handler"] <= r.totals["protocol"] and r.totals["diff"] <= r.totals["protocol"]
     share = r.protocol_share()
     assert share["protocol"] == pytest.approx(100 * r.totals["protocol"] / (4 * r.execution_cycles))
@@ -532,6 +541,34 @@ def test_phase_groups_keep_a_burst_apart_and_a_moving_hot_spot_in_one_place():
     calm = [g for g in groups if sum(g["requests"]) == 0][0]
     assert calm["busy"] == [2000.0, 2000.0] and calm["phase_max"] == 2000.0
     assert phase_groups(_run_with_phases([quiet])) == []            # one phase: the run's sums
+    # with their members: the phases each group sums, the same groups otherwise
+    listed = phase_groups(_run_with_phases([quiet, burst_a, quiet, burst_b]), members=True)
+    assert sorted(g["phases"] for g in listed) == [[0, 2], [1, 3]]
+    assert [{k: v for k, v in g.items() if k != "phases"} for g in listed] == groups
+
+
+@pytest.mark.parametrize("protocol", ["hlrc", "sc"])
+def test_the_machines_time_per_group_of_phases_adds_up_to_its_breakdown(protocol):
+    # the groups of the run without costs, timed on the machine at AO: each group's
+    # parts are the phases' times, and with the phases no group holds (no work, no
+    # message) they make up each node's breakdown
+    from calibration.profiles.svm_cluster import group_times, phase_groups
+    from calibration.sim.svm import BREAKDOWN
+
+    wl = parallel_kernel("barnes", processes=4, size=256)
+    free = simulate_svm(wl, SVMConfig(protocol, **FREE))
+    groups = phase_groups(free, members=True)
+    timed = simulate_svm(wl, SVMConfig(protocol))
+    assert len(groups) >= 2 and timed.phase_times.shape[0] == free.phase_counts.shape[0]
+    parts = group_times(timed, groups)
+    rest = sorted(set(range(timed.phase_times.shape[0])) - {k for g in groups for k in g["phases"]})
+    left = timed.phase_times[rest].sum(axis=0).mean(axis=0)
+    mean = {k: float(v.mean()) for k, v in timed.breakdown().items()}
+    for j, k in enumerate(BREAKDOWN):
+        assert sum(p[k] for p in parts) + left[j] == pytest.approx(mean[k], rel=1e-12)
+    assert sum(p["busy"] for p in parts) > 0.99 * mean["busy"]
+    with pytest.raises(ModelError, match=r"groups\[0\]"):
+        group_times(timed, phase_groups(free))
 
 
 def test_model_checks_its_phase_groups(small_values):
@@ -602,7 +639,7 @@ def test_a_fixed_point_that_contracts_slowly_goes_on_past_its_200_rounds():
     path = Path(__file__).resolve().parents[2] / "data" / "studies" / "svm-splash16" / "lu.toml"
     sol = model_from_document(tomllib.loads(path.read_text()),
                               {"coherence": "hlrc", "communication": "A", "protocol": "B"}).solve()
-    assert sol.converged and not sol.message.startswith("fixed point")
+    assert sol.converged and "fixed point" not in sol.message
     assert max(g.iterations for g in sol.extras["groups"]) > svm_model.MAX_ROUNDS
 
 def test_one_way_messages_cost_their_sender_the_host_overhead_only():
@@ -1350,3 +1387,4 @@ def test_the_share_of_fetches_apart_is_one_less_the_collisions_over_independent_
     hot = served.copy()
     hot[0] = 1000.0
     assert svm_model._apart(app, hot) > 0.5
+

@@ -57,3 +57,13 @@ def test_an_svm_cluster_model_file_solves_on_the_command_line(tmp_path, capsys):
     assert main(["solve", str(path), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("file,model,speedup")
 
+
+
+def test_a_model_answer_the_solver_doubts_says_so_on_the_command_line(capsys):
+    # the recorded Barnes under SC: every group of phases' contention network is flagged
+    # unreliable; the table said nothing of it (only the JSON's message did, with the
+    # approximated stations listed once per group)
+    assert main(["solve", "data/studies/svm-splash16/barnes.toml", "--set", "coherence=sc"]) == 0
+    head = capsys.readouterr().out.splitlines()[1]
+    assert head.startswith("WARNING: group 1 of 4: contention network by linearizer: unreliable")
+    assert all(f"group {k} of 4: " in head for k in range(1, 5)) and head.count("approximate: ") == 1
