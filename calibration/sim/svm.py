@@ -510,10 +510,10 @@ def _phase_times(released, times, execution) -> np.ndarray:
     marks = np.concatenate([np.zeros((1, P, len(columns) + 1), np.int64),
                             released[:, :, columns + [K.N_TIMES]], end[None]])
     step = np.diff(marks, axis=0)
-    waits = np.stack([step[..., 0], step[..., 1], step[..., 2], step[..., 3] + step[..., 4]], axis=-1)
-    # busy = the elapsed time less the waits and protocol (the program's own cycles and
-    # what handlers took of them, as in the breakdown)
-    return np.concatenate([(step[..., 5] - waits.sum(axis=-1))[..., None], waits], axis=-1)
+    # data, lock and barrier wait, then protocol (its own and the handlers', as in the
+    # breakdown); busy is the elapsed time less them
+    waits = np.concatenate([step[..., :3], step[..., 3:5].sum(axis=-1, keepdims=True)], axis=-1)
+    return np.concatenate([step[..., 5:] - waits.sum(axis=-1, keepdims=True), waits], axis=-1)
 
 
 TABLE_COLUMNS = ("busy", "read_faults", "write_faults", "requests", "twins", "diff_words", "notices",

@@ -1387,4 +1387,3 @@ def test_the_share_of_fetches_apart_is_one_less_the_collisions_over_independent_
     hot = served.copy()
     hot[0] = 1000.0
     assert svm_model._apart(app, hot) > 0.5
-

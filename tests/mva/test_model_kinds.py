@@ -58,7 +58,6 @@ def test_an_svm_cluster_model_file_solves_on_the_command_line(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("file,model,speedup")
 
 
-
 def test_a_model_answer_the_solver_doubts_says_so_on_the_command_line(capsys):
     # the recorded Barnes under SC: every group of phases' contention network is flagged
     # unreliable; the table said nothing of it (only the JSON's message did, with the
