@@ -1012,8 +1012,12 @@ def _slowest_after_bursts(T, burst) -> float:
     T + b (the last waits twice the mean); a node longer than the others by more than
     their bursts ends at its own time, its mean burst wait included."""
     T, burst = np.asarray(T, float), np.asarray(burst, float)
+    # a burst below 1e-7 of its node's time changes nothing, and its steps would be lost
+    # in the rounding of the node's time (the expected slowest came out below the
+    # slowest node's time)
+    on = burst > 1e-7 * np.abs(T)
+    burst = np.where(on, burst, 0.0)
     before = T - burst
-    on = burst > 0
     m = int(on.sum())
     if m < 2:
         return float(T.max())
@@ -1024,7 +1028,7 @@ def _slowest_after_bursts(T, burst) -> float:
     ends = np.unique(np.append(ends[ends >= floor], floor) if math.isfinite(floor) else ends)
     # the highest position each node can take and still end by t (the small slack keeps a
     # node whose position ends exactly at t from falling to the one below by rounding)
-    limits = np.floor((ends[:, None] - before[on][None, :]) / step[None, :] + 1e-9)
+    limits = np.floor((ends[:, None] - before[on][None, :]) / step[None, :] + 1e-6)
     limits = np.sort(np.minimum(limits, m - 1), axis=1)
     cdf = np.prod(np.clip((limits + 1 - k) / (m - k), 0.0, None), axis=1)
     return float(np.sum(ends * np.diff(cdf, prepend=0.0)))

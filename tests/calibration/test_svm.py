@@ -994,6 +994,12 @@ def test_the_slowest_node_after_a_burst_by_hand_and_by_every_order():
     T = np.array([9000.0, 10500, 8000, 9900, 10200])
     b = np.array([1200.0, 300, 2000, 0, 900])
     assert _slowest_after_bursts(T, b) == pytest.approx(_slowest_over_every_order(T, b), rel=1e-12)
+    # bursts of a cycle or less on nodes of millions of cycles (a model round where the
+    # bursts almost vanish): a node's steps are lost in the rounding of its time, and the
+    # expected slowest once came out at 2.56 M, below the slowest node's 3.20 M
+    T = np.array([3128616.1, 3203779.7, 3113178.3, 3049455.4, 3093383.4, 3075992.3])
+    b = np.array([0.39, 0.39, 0.78, 1.56, 0.78, 0.0])
+    assert _slowest_after_bursts(T, b) == pytest.approx(T.max(), rel=1e-9)
 
 
 def _slowest_over_every_order(T, b):
@@ -1018,8 +1024,9 @@ def test_the_slowest_node_after_a_burst_is_the_mean_over_every_order(nodes):
     expected = _slowest_over_every_order(T, b) if (b > 0).sum() >= 2 else T.max()
     got = _slowest_after_bursts(T, b)
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-6)
-    # never below the slowest node without its wait, never above every node served last
-    assert (T - b).max() - 1e-6 <= got <= (T + b).max() + 1e-6
+    # never below the slowest node's mean (the mean of a maximum is at least the largest
+    # mean), never above every node served last
+    assert T.max() - 1e-6 <= got <= (T + b).max() + 1e-6
 
 
 def test_a_lock_stations_section_is_its_demand_over_the_sections_not_nested():
