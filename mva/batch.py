@@ -17,7 +17,11 @@ The approximate batch (:func:`batch_approximate`) cannot be bit for bit: its spe
 from starting each case where the previous one ended (numerical continuation), so each
 answer is the single solve's fixed point to within the tolerance, not the same
 rounding.  Its flags are the single solve's (:func:`mva.nonproduct.variant_spread`'s
-limits applied by :func:`mva.nonproduct.spread_measures` to every case at once).
+limits applied by :func:`mva.nonproduct.spread_measures` to every case at once), but for
+one: a case the cold start leaves unsettled at ``max_outer`` can settle from its
+neighbour's answer, and is then converged, on the fixed point the single solve reaches
+with more outer steps (never the reverse: a start that does not settle starts again
+from cold).
 """
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def _format_model_table(path: str, solution) -> str:
         out.write(f"WARNING: {solution.message or 'not converged'}\n")
     elif hw or solution.message:
         # a converged answer's doubts (an approximation flagged unreliable) are said too
-        out.write(f"{'WARNING: ' if 'unreliable' in solution.message else ''}{solution.message}\n")
+        out.write(f"{'WARNING: ' if solution.doubted else ''}{solution.message}\n")
     if hw:
         out.write(f"{100 * solution.confidence_level:g}% confidence intervals (± half-width)\n")
 

@@ -75,7 +75,10 @@ class ModelSolution:
     """Named outputs of a solved model.
 
     ``outputs`` holds scalars and, under ``"utilization"``, a ``{device: value}`` dict.
-    A fixed point that did not converge has ``converged=False`` and a ``message``.
+    A fixed point that did not converge has ``converged=False`` and a ``message``.  An
+    answer the model doubts although it converged (a solver flagged its network
+    ``unreliable:``) has ``doubted=True``, and the message says why; a sweep's row shows
+    it as ``unreliable``.
     ``units`` gives the unit of an output or group by its name (``{"tpmC": "tpmC",
     "response_time": "s"}``), for the headers of reports; a name without one is a pure
     number (utilisations are fractions).  A simulation's solution also has
@@ -94,21 +97,23 @@ class ModelSolution:
     units: dict = field(default_factory=dict)
     half_width: dict = field(default_factory=dict, repr=False)
     confidence_level: float = 0.0
+    doubted: bool = False
 
     def flat(self) -> dict:
         """The outputs by dotted name (``utilization.cpu``), a simulation's half-widths as
-        ``NAME_half_width`` (NaN where unknown), then ``converged``: one row of a sweep."""
+        ``NAME_half_width`` (NaN where unknown), then ``converged`` and ``unreliable``
+        (``doubted``): one row of a sweep, which says which of its rows to doubt."""
         row = flatten(self.outputs)
         if self.half_width:
             row.update({f"{name}_half_width": (h if math.isfinite(h) else math.nan)
                         for name, h in flatten(self.half_width).items()})
-        return {**row, "converged": bool(self.converged)}
+        return {**row, "converged": bool(self.converged), "unreliable": bool(self.doubted)}
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"model", "kind", "outputs", "units", "converged", ...}``."""
         record = {"model": self.model, "kind": self.kind, "outputs": self.outputs, "units": self.units,
                   "converged": self.converged, "iterations": self.iterations,
-                  "solve_seconds": self.solve_seconds, "message": self.message}
+                  "solve_seconds": self.solve_seconds, "message": self.message, "doubted": self.doubted}
         if self.half_width:       # JSON has no infinity: an unknown half-width is null
             record["confidence_level"] = self.confidence_level
             from .result import finite_or_none      # numpy: imported only when needed

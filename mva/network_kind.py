@@ -421,7 +421,8 @@ class NetworkModel(ModelKind):
             extra = {"half_width": self.output_half_widths(result), "confidence_level": result.confidence_level}
         return NetworkSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
                                result.solve_seconds, message, units=self.units(outputs), result=result,
-                               network=self.network, time_unit=self.time_unit, **extra)
+                               network=self.network, time_unit=self.time_unit,
+                               doubted=result.accuracy.startswith("unreliable"), **extra)
 
 
 @dataclass(frozen=True)
@@ -437,7 +438,7 @@ class NetworkSolution(ModelSolution):
     @property
     def unreliable(self) -> bool:
         """Whether the result flags itself ``unreliable:`` (:attr:`mva.Result.accuracy`)."""
-        return self.result is not None and self.result.accuracy.startswith("unreliable")
+        return self.doubted or (self.result is not None and self.result.accuracy.startswith("unreliable"))
 
     def flat(self) -> dict:
         """One row of a sweep (:meth:`ModelSolution.flat`) and ``unreliable``: whether this

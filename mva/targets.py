@@ -17,8 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import copy
+import warnings
 from dataclasses import replace as dc_replace
 
+from .errors import NumericalWarning
 from .files import read_document
 from .modelkind import Parameter, check_names, document_kind, model_from_document, resolve_document
 
@@ -102,7 +104,13 @@ class ModelTarget:
         self.check_names(dict.fromkeys(n for c in cases for n in c))
         if self.cls.solve_batch is not None:
             return self.cls.solve_batch(self.base, cases)
-        return pd.DataFrame([self.solve_one(c) for c in cases])
+        solutions = [self._model(c).solve() for c in cases]
+        doubted = [s for s in solutions if s.doubted]
+        if doubted:
+            # one line for the sweep, as a network's batch says it (column unreliable)
+            warnings.warn(f"{len(doubted)} of {len(cases)} cases are unreliable (column unreliable); the first: "
+                          f"{doubted[0].message}", NumericalWarning, stacklevel=2)
+        return pd.DataFrame([s.flat() for s in solutions])
 
     def solve_columns(self, columns: dict, count: int) -> pd.DataFrame:
         """:meth:`solve_cases` for cases given as one array per parameter (a kind's

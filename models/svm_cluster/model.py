@@ -742,7 +742,7 @@ class SVMCluster(ParameterisedModel):
                 reasons.append(f"group {k + 1} of {len(parts)}: {head}")
                 stations = stations or (sep + tail if sep else "")
         return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs,
-                             converged=all(p.converged for p in parts),
+                             converged=all(p.converged for p in parts), doubted=any(p.doubted for p in parts),
                              iterations=sum(p.iterations for p in parts),
                              message="; ".join(reasons) + stations, units=parts[0].units,
                              extras={"groups": parts})
@@ -803,11 +803,14 @@ class SVMCluster(ParameterisedModel):
         }
         message = "" if fp["converged"] else f"fixed point (critical sections, barrier waits) did not converge " \
                                              f"(change {fp['change']:.2g})"
+        doubted = False
         if fp["accuracy"] and fp["accuracy"] != "exact" and v["method"] != "simulation":
             message = (message + "; " if message else "") + f"contention network by {r.method}: {fp['accuracy']}"
+            doubted = fp["accuracy"].startswith("unreliable")
         units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
         return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs,
                              converged=fp["converged"], iterations=fp["iterations"], message=message, units=units,
+                             doubted=doubted,
                              extras={"node_cycles": T, "parts": parts, "result": r})
 
     def _fixed_point(self, comm, prot, app, cycles, timing, section_service=None) -> dict:

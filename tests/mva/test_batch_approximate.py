@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from mva import NumericalWarning, solve
 from mva.batch import batch_approximate, can_batch_approximate
@@ -56,7 +56,16 @@ def _assert_rows_are_single_solves(doc, cases, method, frame=None, **options):
         util = frame.loc[i, [f"utilization.{s}" for s in result.stations]].to_numpy(dtype=float)
         np.testing.assert_allclose(util, result.station_utilization(), rtol=RTOL)
         assert frame.loc[i, "unreliable"] == result.accuracy.startswith("unreliable"), (i, result.accuracy)
-        assert frame.loc[i, "converged"] == result.converged
+        if frame.loc[i, "converged"] != result.converged:
+            # a row's start (a neighbour's answer) can settle in the batch what the cold
+            # start leaves unsettled at max_outer, never the reverse (a start that does not
+            # settle starts again from cold): then the single solve settles on the row's
+            # values given more outer steps (seen: 109 of them, at an impossible state)
+            assert frame.loc[i, "converged"] and not result.converged, (i, result.message)
+            longer = _single(doc, case, method, **{**options, "max_outer": 1000})
+            assert longer.converged, (i, longer.message)
+            for c, name in enumerate(longer.classes):
+                assert frame.loc[i, f"throughput.{name}"] == pytest.approx(longer.throughput[c], rel=RTOL)
     return frame
 
 
@@ -116,6 +125,7 @@ def test_the_predictor_saves_work_on_a_line_and_changes_nothing():
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 70))
+@example(seed=211, count=20)       # a row settles in the batch that the cold start leaves unsettled
 def test_random_cases_equal_single_solves(seed, count):
     rng = np.random.default_rng(seed)
     cases = []

@@ -1,6 +1,10 @@
 """The model-kind contract (mva.modelkind.ModelKind) is declared, not probed: every
 registered kind subclasses it, optional hooks are None where a kind has none, a class
 that is no ModelKind is refused by name, and load_model builds any model file."""
+import json
+import tomllib
+import warnings
+
 import pytest
 import tomli_w
 
@@ -66,3 +70,31 @@ def test_a_model_answer_the_solver_doubts_says_so_on_the_command_line(capsys):
     head = capsys.readouterr().out.splitlines()[1]
     assert head.startswith("WARNING: group 1 of 4: contention network by linearizer: unreliable")
     assert all(f"group {k} of 4: " in head for k in range(1, 5)) and head.count("approximate: ") == 1
+
+
+def test_a_doubted_model_answer_is_flagged_in_its_record_and_its_sweep_row(capsys):
+    # the flag is the solution's own, not a word found in its message: the JSON record
+    # and a sweep's row say which answers to doubt, and a trusted answer says nothing
+    from mva.modelkind import model_from_document
+
+    doc = tomllib.loads(open("data/studies/svm-splash16/barnes.toml").read())
+    doubted = model_from_document({**doc, "coherence": "sc"}).solve()
+    assert doubted.doubted and all(p.doubted for p in doubted.extras["groups"])
+    assert doubted.to_dict()["doubted"] is True and doubted.flat()["unreliable"] is True
+    assert main(["solve", "data/studies/svm-splash16/barnes.toml", "--set", "coherence=sc", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["doubted"] is True
+    # a sweep: the column, and one line on stderr for all its doubted rows
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["solve", "data/studies/svm-splash16/barnes.toml", "--sweep", "coherence=sc,sc", "--format",
+                     "csv"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    column = header.split(",").index("unreliable")
+    assert len(rows) == 2 and all(r.split(",")[column] == "true" for r in rows)
+    doubts = [str(w.message) for w in caught if issubclass(w.category, mva.NumericalWarning)]
+    assert len(doubts) == 1 and doubts[0].startswith("2 of 2 cases are unreliable (column unreliable); the first: "
+                                                     "group 1 of 4: contention network by linearizer: unreliable")
+    trusted = model_from_document(tomllib.loads(open("data/examples/two-class.toml").read())).solve()
+    assert not trusted.doubted and trusted.flat()["unreliable"] is False
+    assert main(["solve", "data/examples/two-class.toml"]) == 0
+    assert "WARNING" not in capsys.readouterr().out
