@@ -33,6 +33,10 @@ N_COSTS = 12
 # handlers booked on its processor at times its program has not reached yet (pending:
 # charged to the program or absorbed by a wait when it gets there)
 R_CPU, R_BUS, R_NI, R_PENDING = range(4)
+# not a resource: ``cal[node, R_QUEUED, res]`` sums the cycles the bookings of ``node``'s
+# resource ``res`` waited for it (column 0) and counts them (column 1)
+R_QUEUED = 4
+N_CALENDARS = 5
 # per-process times (``times``, cycles): the breakdown, the last data wait (when the
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
@@ -114,10 +118,20 @@ def _drop(cal, node, res, n, k):
 def _book(cal, cal_n, node, res, t, d):
     """Book ``d`` cycles of resource ``res`` of ``node`` at the earliest start >= ``t``
     that overlaps no booked interval (served in the order bookings are made, which the
-    scheduler keeps close to time order); returns the start.  The calendar keeps the
-    latest :data:`CALENDAR` intervals, sorted and disjoint."""
+    scheduler keeps close to time order); returns the start, and adds its wait (start -
+    ``t``) to ``cal[node, R_QUEUED, res]``.  The calendar keeps the latest
+    :data:`CALENDAR` intervals, sorted and disjoint."""
     if d <= 0:
         return t
+    s = _earliest(cal, cal_n, node, res, t, d)
+    cal[node, R_QUEUED, res, 0] += s - t
+    cal[node, R_QUEUED, res, 1] += 1
+    return s
+
+
+@jit
+def _earliest(cal, cal_n, node, res, t, d):
+    """:func:`_book` without the count of waits."""
     k = cal_n[node, res]
     s = t
     i = 0

@@ -127,7 +127,8 @@ Outputs: the execution time (the last node to finish), speedup = the work of all
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
 data wait / lock wait / barrier wait (the wait after finishing included) / protocol (its
 own protocol work and the handlers it ran), which sums to the execution time; Table 4's
-split of protocol time into handlers and diff creation.  Protocol state changes when a
+split of protocol time into handlers and diff creation; and where the queues are
+(``queue_waits``: per node and resource, the cycles what was booked there waited).  Protocol state changes when a
 transaction starts [REC: no transient states; a transaction is priced through the
 resources but takes effect at once].  With every cost zero the run is the PRAM
 schedule: ``execution_cycles`` is the ideal parallel time (every memory access free,
@@ -167,6 +168,9 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes", "migratory",
             "cs_migratory", "migratory_gap", "concurrent", "colliding")
 assert len(COUNTERS) == K.N_STATS
+#: each node's resources whose queues :attr:`SVMResult.queue_waits` reports: its
+#: processor's handlers, its I/O bus and its NI
+RESOURCES = ("handler", "io_bus", "ni")
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
 #: it, and when it finished
@@ -301,6 +305,11 @@ class SVMResult:
     #: one after it (the manager releases the nodes one after another), the last phase to
     #: the run's end, a node's wait after it finished counted as barrier wait
     phase_times: np.ndarray = field(default=None, repr=False, compare=False)
+    #: 2 x processes x :data:`RESOURCES`: the cycles the messages and handlers booked on
+    #: each node's resources waited for them (summed), then how many were booked: where
+    #: the queueing behind the data wait happens (a fetch waits at its server's bus, not
+    #: at its own node's)
+    queue_waits: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -450,8 +459,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
     snapshots = np.zeros((64, P, K.N_STATS), np.int64)
     phase_times = np.zeros((64, P, K.N_TIMES + 1), np.int64)
     cost = config.cost_vector()
-    cal = np.zeros((P, 4, K.CALENDAR, 2), np.int64)
-    cal_n = np.zeros((P, 4), np.int64)
+    cal = np.zeros((P, K.N_CALENDARS, K.CALENDAR, 2), np.int64)
+    cal_n = np.zeros((P, K.N_CALENDARS), np.int64)
     times = np.zeros((P, K.N_TIMES), np.int64)
     times[:, K.T_LAST_REQUEST] = K.NEVER
     requested = np.full((P, P), K.NEVER, np.int64)      # each node's last request to each server
@@ -497,7 +506,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      np.diff(cumulative, axis=0),
                      np.column_stack([st.locks["content"][:locks], st.locks["burst"][:locks, K.B_AHEAD]]),
                      st.locks["wait"][:locks].copy(),
-                     _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution))
+                     _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution),
+                     cal[:, K.R_QUEUED, [K.R_CPU, K.R_BUS, K.R_NI]].transpose(2, 0, 1).copy())
 
 
 def _phase_times(released, times, execution) -> np.ndarray:

@@ -168,8 +168,8 @@ def test_handlers_ahead_of_a_process_are_charged_or_absorbed_when_it_gets_there(
 
     clock = np.zeros(1, np.int64)
     times = np.zeros((1, K.N_TIMES), np.int64)
-    cal = np.zeros((1, 4, K.CALENDAR, 2), np.int64)
-    cal_n = np.zeros((1, 4), np.int64)
+    cal = np.zeros((1, K.N_CALENDARS, K.CALENDAR, 2), np.int64)
+    cal_n = np.zeros((1, K.N_CALENDARS), np.int64)
     for start in (2000, 950, 500):                       # any order: kept in start order
         K._pend(0, start, 100 if start < 2000 else 50, clock, times, cal, cal_n)
     clock[0] = 600
@@ -719,6 +719,12 @@ def test_what_the_model_does_not_see_a_lockstep_exchange_on_the_machine():
         p1 = [(STORE, other), (BARRIER, 0), *work, (LOAD, BASE), (BARRIER, 1)]
         run = simulate_svm(_workload(p0, p1), SVMConfig("sc", 64, **at))
         assert run.breakdown()["data_wait"].tolist() == expected
+        # and where it waited: 40 cycles at one node's I/O bus, no handler or NI (BB has
+        # neither handling nor occupancy, so nothing is booked there)
+        waits, booked = run.queue_waits
+        assert waits.shape == booked.shape == (2, 3)
+        assert waits[:, 1].sum() == (40 if both else 0) and waits[:, [0, 2]].sum() == 0
+        assert booked[:, 1].sum() > 0 and booked[:, [0, 2]].sum() == 0
 
 
 
