@@ -34,6 +34,7 @@ from .errors import ModelError
 from .exact import exact_algorithm, solve_with_complements, warm_up
 from .network import Network
 from .plan import SolverPlan, utilization
+from .result import is_unreliable
 
 __all__ = ["batch_exact_single_class", "can_batch", "batch_approximate", "can_batch_approximate",
            "BATCH_APPROXIMATE"]
@@ -248,5 +249,5 @@ def _solve_alone(network, demand, think, rows, out, tol, max_iter, max_outer) ->
                        max_outer=max_outer)
         out["throughput"][b], out["residence_time"][b] = result.throughput, result.residence_time
         out["utilization"][b], out["converged"][b] = result.utilization, result.converged
-        out["unreliable"][b] = result.accuracy.startswith("unreliable")
+        out["unreliable"][b] = is_unreliable(result.accuracy)
         out["iterations"][b] = result.iterations

@@ -33,12 +33,13 @@ import difflib
 import functools
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 from collections.abc import Callable
 
-from .errors import ModelError
+from .errors import ModelError, NumericalWarning
 from .tomlcompat import tomllib
 from .jit import clock, seconds_since
 
@@ -119,6 +120,13 @@ class ModelSolution:
             from .result import finite_or_none      # numpy: imported only when needed
             record["half_width"] = finite_or_none(self.half_width)
         return record
+
+
+def warn_unreliable_cases(count: int, total: int, first: str, stacklevel: int = 3) -> None:
+    """One warning for a sweep's doubted rows (column ``unreliable``): how many of the
+    ``total`` cases, and why the ``first`` is."""
+    warnings.warn(f"{count} of {total} cases are unreliable (column unreliable); the first: {first}",
+                  NumericalWarning, stacklevel=stacklevel)
 
 
 class ModelKind:

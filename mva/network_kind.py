@@ -27,7 +27,9 @@ import pandas as pd
 
 from .errors import ModelError, NumericalWarning
 from .files import DEFAULT_TIME_UNIT, time_unit
-from .modelkind import ModelKind, ModelSolution, Parameter, hashable, resolve_values, split_element
+from .modelkind import (ModelKind, ModelSolution, Parameter, hashable, resolve_values, split_element,
+                        warn_unreliable_cases)
+from .result import is_unreliable
 
 __all__ = ["NetworkKind", "NetworkModel", "NetworkSolution"]
 
@@ -190,8 +192,7 @@ class NetworkKind(ModelKind):
         count = int(frame["unreliable"].sum()) if "unreliable" in frame else 0
         if count:
             first = str(doubts[0].message) if doubts else self._first_doubt(base, cases, frame)
-            warnings.warn(f"{count} of {len(frame)} cases are unreliable (column unreliable); the first: {first}",
-                          NumericalWarning, stacklevel=2)
+            warn_unreliable_cases(count, len(frame), first)
         return frame
 
     def sweep_note(self, base: dict, count: int) -> str:
@@ -216,7 +217,7 @@ class NetworkKind(ModelKind):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumericalWarning)
             accuracy = self.from_values({**base, **cases[row]}).solve_result().accuracy
-        return f"{self.method}: {accuracy}" if accuracy.startswith("unreliable") else "see the cases' accuracy"
+        return f"{self.method}: {accuracy}" if is_unreliable(accuracy) else "see the cases' accuracy"
 
     def _solve_batch_cases(self, base: dict, cases: list[dict]) -> pd.DataFrame:
         if not (self._exact or self._approximate):
@@ -422,7 +423,7 @@ class NetworkModel(ModelKind):
         return NetworkSolution(self.name, self.kind, outputs, bool(result.converged), result.iterations,
                                result.solve_seconds, message, units=self.units(outputs), result=result,
                                network=self.network, time_unit=self.time_unit,
-                               doubted=result.accuracy.startswith("unreliable"), **extra)
+                               doubted=is_unreliable(result.accuracy), **extra)
 
 
 @dataclass(frozen=True)
@@ -437,10 +438,6 @@ class NetworkSolution(ModelSolution):
 
     @property
     def unreliable(self) -> bool:
-        """Whether the result flags itself ``unreliable:`` (:attr:`mva.Result.accuracy`)."""
-        return self.doubted or (self.result is not None and self.result.accuracy.startswith("unreliable"))
-
-    def flat(self) -> dict:
-        """One row of a sweep (:meth:`ModelSolution.flat`) and ``unreliable``: whether this
-        case's result flags itself, so that a sweep says which of its rows to doubt."""
-        return {**super().flat(), "unreliable": self.unreliable}
+        """Whether the result flags itself ``unreliable:`` (:attr:`mva.Result.accuracy`):
+        ``doubted``, as every model solution says it (a sweep's column ``unreliable``)."""
+        return self.doubted

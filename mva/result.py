@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Result"]
+__all__ = ["Result", "is_unreliable"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,12 @@ class Result:
                 "half_width": finite_or_none(self.half_width)}
                if self.half_width else {}),
         }
+
+
+def is_unreliable(accuracy: str) -> bool:
+    """Whether an accuracy note (:attr:`Result.accuracy`, or a model's copy of one) flags
+    its answer: it starts with ``unreliable:``."""
+    return accuracy.startswith("unreliable")
 
 
 def finite_or_none(values):

@@ -17,12 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import copy
-import warnings
 from dataclasses import replace as dc_replace
 
-from .errors import NumericalWarning
 from .files import read_document
-from .modelkind import Parameter, check_names, document_kind, model_from_document, resolve_document
+from .modelkind import (Parameter, check_names, document_kind, model_from_document, resolve_document,
+                        warn_unreliable_cases)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,9 +106,7 @@ class ModelTarget:
         solutions = [self._model(c).solve() for c in cases]
         doubted = [s for s in solutions if s.doubted]
         if doubted:
-            # one line for the sweep, as a network's batch says it (column unreliable)
-            warnings.warn(f"{len(doubted)} of {len(cases)} cases are unreliable (column unreliable); the first: "
-                          f"{doubted[0].message}", NumericalWarning, stacklevel=2)
+            warn_unreliable_cases(len(doubted), len(cases), doubted[0].message)
         return pd.DataFrame([s.flat() for s in solutions])
 
     def solve_columns(self, columns: dict, count: int) -> pd.DataFrame:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from mva.errors import ModelError
+from mva.result import is_unreliable
 from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, real, real_list, table_list, timed
 
 __all__ = ["CCNUMA", "PARAMETERS"]
@@ -171,7 +172,7 @@ class CCNUMA(ParameterisedModel):
         messages = list(dict.fromkeys(part[3] for part in parts if part[3]))
         message = "; ".join(messages) + (f" ({len(parts)} groups of phases)" if v["phases"] and messages else "")
         return ModelSolution(model=self.name or "ccnuma", kind=self.kind, outputs=outputs, message=message,
-                             doubted=any(part[3].startswith("unreliable") for part in parts),
+                             doubted=any(is_unreliable(part[3]) for part in parts),
                              units={"execution_cycles": "cycles", "remote_read_response_cycles": "cycles"})
 
     def _cycles(self, counts: dict | None):

@@ -205,6 +205,7 @@ import warnings
 import numpy as np
 
 from mva.errors import ModelError, NumericalWarning
+from mva.result import is_unreliable
 from mva.modelkind import (ModelSolution, Parameter, ParameterisedModel, choice, integer, real, real_list,
                            table_list, timed)
 
@@ -806,7 +807,7 @@ class SVMCluster(ParameterisedModel):
         doubted = False
         if fp["accuracy"] and fp["accuracy"] != "exact" and v["method"] != "simulation":
             message = (message + "; " if message else "") + f"contention network by {r.method}: {fp['accuracy']}"
-            doubted = fp["accuracy"].startswith("unreliable")
+            doubted = is_unreliable(fp["accuracy"])
         units = {"execution_cycles": "cycles", "breakdown": "cycles", "message_cycles": "cycles"}
         return ModelSolution(model=self.name or "svm_cluster", kind=self.kind, outputs=outputs,
                              converged=fp["converged"], iterations=fp["iterations"], message=message, units=units,
