@@ -23,6 +23,8 @@ NEWTON_MAX_ITER = 200
 #: neighbours are close); blocks run in parallel.  Fixed, so the answers do not depend on
 #: the machine's thread count.
 WARM_BLOCK = 64
+#: a change of Linearizer's outer iteration at rounding level: the solution at N stood still
+ROUNDING = 1e-14
 
 
 @_jit
@@ -178,10 +180,18 @@ def linearizer(demand, is_delay, table, cap_len, think, population, residual, ba
                 for k in range(M):
                     change = max(change, abs(queue[k, c] - before_q[k, c]) / population[c])
         outer_error, contracting = estimated_error(change, previous, relaxation)
-        if previous == np.inf:
+        if previous == np.inf or (previous <= ROUNDING < change):
             # a first step has no earlier change to measure the contraction by, and a small
             # one can hide a slow iteration (a 3-server station moved 6e-11 in its first
-            # step and 1e-8 over the next ones): two steps at least
+            # step and 1e-8 over the next ones): two steps at least.  Nor has a step after
+            # one that moved nothing (below): it is no sign of oscillation, and not damped
+            outer_error = np.inf
+        elif change <= ROUNDING < previous and previous > tol:
+            # the solution at N can stand still for a step while the solutions at N - e_c
+            # and the corrections still move (two classes of one customer, where it reads
+            # only the corrections F_k,i,c with i != c: steps of 6e-4, 2e-16, then 2e-5
+            # again), so a step that moved nothing after one above the tolerance is no
+            # sign of the fixed point
             outer_error = np.inf
         elif change <= tol and previous <= tol:
             # two steps below the tolerance (a start from the fixed point): their ratio is

@@ -70,7 +70,10 @@ and delays (no station carries marginals) a fixed point that has not converged a
 substitution steps is finished by Newton's method on the C class throughputs, each
 station's queue lengths solved in closed form (:func:`mva._approximate_kernels.amva_newton`);
 ``extras["newton_iterations"]`` counts its steps.  Linearizer solves its inner fixed
-points to ``tol / 10`` and applies the same test to its outer iteration.  A result that stops at an iteration cap carries
+points to ``tol / 10`` and applies the same test to its outer iteration, where a step that left the solution at N
+where it was, after one that moved it by more than ``tol``, is no sign of the fixed point
+(with two classes of one customer it can stand still for a step while the corrections
+still move).  A result that stops at an iteration cap carries
 ``converged=False`` and a :class:`~mva.errors.NumericalWarning` is issued.
 """
 from __future__ import annotations

@@ -237,6 +237,15 @@ def test_many_classes_and_stations_without_exact_limits():
          scale=0.7)
 # and a re-solve from the fixed point, whose steps are all within the inner solves' noise
 @example(net=Network([Station("m", "multi", [1.0], servers=3)], population=[3], think_time=[1.0]), scale=1.0)
+# found by hypothesis: with two classes of one customer the solution at N reads only the
+# corrections F_k,i,c with i != c, so it stood still for a step while the solutions at
+# N - e_c (and the corrections) still moved, and the cold solve stopped there
+@example(net=Network([Station("s0", "queue", [1.0, 0.0]), Station("s1", "queue", [1.0, 0.0]),
+                      Station("s2", "multi", [1.0, 1.0], servers=4)], population=[1, 1], think_time=[1.0, 0.0]),
+         scale=1.0)
+@example(net=Network([Station("s0", "queue", [1.0, 0.0]), Station("s1", "queue", [1.0, 0.0]),
+                      Station("s2", "multi", [1.0, 1.0], servers=3)], population=[1, 1], think_time=[2.0, 0.5]),
+         scale=1.0)
 def test_linearizer_started_from_a_related_result_gives_the_same_answer(net, scale):
     """``start``: another network's corrections start the iteration; the fixed point, and
     so the answer, is the one a cold start reaches (to the tolerance); a re-solve of the
