@@ -36,7 +36,11 @@ R_CPU, R_BUS, R_NI, R_PENDING = range(4)
 # not a resource: ``cal[node, R_QUEUED, res]`` sums the cycles the bookings of ``node``'s
 # resource ``res`` waited for it (column 0) and counts them (column 1)
 R_QUEUED = 4
-N_CALENDARS = 5
+# not a resource either: ``cal[node, R_GAPS, b]`` counts the node's requests to remote
+# servers whose window in :func:`_meet` (the clock since its last one of the phase) is in
+# [2^b, 2^(b+1)) (b = 0: below 2), column 0, and sums those cycles, column 1
+R_GAPS = 5
+N_CALENDARS = 6
 # per-process times (``times``, cycles): the breakdown, the last data wait (when the
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
@@ -413,7 +417,7 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait,
 
 
 @jit
-def _meet(p, h, t, nprocs, requested, times, stats, glob):
+def _meet(p, h, t, nprocs, requested, times, stats, glob, cal):
     """Count, for ``p``'s request to remote server ``h`` at clock ``t``, the other nodes
     (not ``h``) that requested near it (``CONCURRENT``: within ``p``'s time since its
     last request of the phase, before or after) and those of them that requested ``h``
@@ -421,9 +425,17 @@ def _meet(p, h, t, nprocs, requested, times, stats, glob):
     of the two the kernel reaches second, for both nodes.  On the machine without costs
     these are the program's own schedule: a staggered all-to-all exchange (Splash's transposes) has
     every server fetched from by one node at a time, where independent routing would
-    have them meet."""
+    have them meet.  The window goes into ``cal[p, R_GAPS]`` (a node's requests come in
+    streams, one right after the other, or apart)."""
     since = max(times[p, T_LAST_REQUEST], glob[G_BARRIER_TIME])
     window = t - since
+    b = 0
+    w = window
+    while w > 1 and b < CALENDAR - 1:
+        w >>= 1
+        b += 1
+    cal[p, R_GAPS, b, 0] += 1
+    cal[p, R_GAPS, b, 1] += window
     for q in range(nprocs):
         if q != p and q != h:
             near = abs(requested[q, h] - t) < window
@@ -531,7 +543,7 @@ def _sc_access(p, u, store, nprocs, home, owner, sharers, unit_bytes, in_cs, sta
         if in_cs[p] > 0:
             stats[p, CS_REQUESTS] += 1
         if h != p:
-            _meet(p, h, start, nprocs, requested, times, stats, glob)
+            _meet(p, h, start, nprocs, requested, times, stats, glob, cal)
         forwarded = h != p and o >= 0 and o != h and o != p
         if forwarded:
             stats[p, FORWARDED] += 1         # three hops: the home forwards to the dirty owner
@@ -668,7 +680,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _send(stats, p, h, HEADER, False)
                             _send(stats, h, p, HEADER + unit_bytes, False)
                             start = clock[p]
-                            _meet(p, h, start, nprocs, requested, times, stats, glob)
+                            _meet(p, h, start, nprocs, requested, times, stats, glob, cal)
                             status[p] = WAIT_DATA
                             t = _request(_sent(start, p, h, cost), p, h, 0, 0.0, 1, cost, cal, cal_n,
                                          status, clock, times)

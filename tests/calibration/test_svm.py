@@ -1365,6 +1365,28 @@ def test_nodes_fetching_from_one_server_together_collide_and_a_staggered_exchang
     assert run.processes[2]["concurrent"] == 0
 
 
+def test_request_gaps_bin_each_remote_request_by_the_cycles_since_the_nodes_last_one():
+    # without costs a reference takes a cycle: each reader fetches after 100 references
+    # and its own load (101 cycles since the barrier), then again 101 cycles later, both
+    # in [64, 128); the late one after 3,000, less the 202 cycles the readers take to
+    # reach the next barrier (the window starts at the latest arrival there): [2048, 4096)
+    work = [(LOAD, PRIVATE)] * 100
+    p0 = [(STORE, BASE), (STORE, BASE + 4096), (BARRIER, 0), (BARRIER, 1)]
+    readers = [[(BARRIER, 0), *work, (LOAD, BASE), *work, (LOAD, BASE + 4096), (BARRIER, 1)]] * 2
+    late = [(BARRIER, 0), *work * 30, (LOAD, BASE), (BARRIER, 1)]
+    run = simulate_svm(_workload(p0, *readers, late), SVMConfig("hlrc", **FREE))
+    gaps = run.request_gaps
+    assert gaps.shape == (4, 64, 2)
+    assert not gaps[0].any()                               # p0 fetches nothing remote
+    for reader in (1, 2):
+        assert np.flatnonzero(gaps[reader, :, 0]).tolist() == [6]
+        assert gaps[reader, 6].tolist() == [2, 202]
+    assert np.flatnonzero(gaps[3, :, 0]).tolist() == [11]
+    assert gaps[3, 11].tolist() == [1, 3001 - 202]
+    # every remote request is binned once
+    assert gaps[:, :, 0].sum() == run.totals["requests"] - run.totals["local_requests"]
+
+
 def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machine_and_the_model():
     # 16 nodes fetch each other's pages at AO: in Splash's staggered order (FFT's
     # transposes) each server has one requester at a time and the machine is 15% faster
