@@ -18,6 +18,10 @@ from ._exact_kernels import _jit
 PREEMPT_BKLC, PREEMPT_CL, PREEMPT_BLEND = 0, 1, 2
 
 
+#: a change of an iteration at rounding level: below it the ratio of changes is noise
+ROUNDING = 1e-14
+
+
 @_jit
 def estimated_error(change, previous, relaxation):
     """Distance to the fixed point of a linearly converging iteration, and whether it
@@ -28,7 +32,7 @@ def estimated_error(change, previous, relaxation):
     relaxation factor in use (a damped step is that share of the full one).  Below a
     few ulps the ratio of changes is rounding noise, so the change is taken as it is.
     """
-    if previous == np.inf or change <= 1e-14:
+    if previous == np.inf or change <= ROUNDING:
         return change / relaxation, True
     rho = min(change / previous, 0.999) if previous > 0.0 else 0.999
     return max(change, change * rho / (1.0 - rho)) / relaxation, change < previous

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._approximate_kernels import amva_fixed_point, amva_newton, damped, estimated_error
+from ._approximate_kernels import ROUNDING, amva_fixed_point, amva_newton, damped, estimated_error
 from .jit import jit as _jit
 from .jit import prange
 
@@ -23,8 +23,6 @@ NEWTON_MAX_ITER = 200
 #: neighbours are close); blocks run in parallel.  Fixed, so the answers do not depend on
 #: the machine's thread count.
 WARM_BLOCK = 64
-#: a change of Linearizer's outer iteration at rounding level: the solution at N stood still
-ROUNDING = 1e-14
 
 
 @_jit
