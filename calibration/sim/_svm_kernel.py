@@ -40,7 +40,12 @@ R_QUEUED = 4
 # servers whose window in :func:`_meet` (the clock since its last one of the phase) is in
 # [2^b, 2^(b+1)) (b = 0: below 2), column 0, and sums those cycles, column 1
 R_GAPS = 5
-N_CALENDARS = 6
+# nor this: ``cal[node, R_BUS_KINDS, k]`` splits the waits at ``node``'s I/O bus by what
+# waited (k in :data:`BUS_KINDS` order: sending a header alone, sending data, taking a
+# header in, taking data in), the cycles (column 0) and the messages (column 1)
+R_BUS_KINDS = 6
+N_CALENDARS = 7
+BUS_SEND_HEADER, BUS_SEND_DATA, BUS_RECEIVE_HEADER, BUS_RECEIVE_DATA = range(4)
 # per-process times (``times``, cycles): the breakdown, the last data wait (when the
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
@@ -181,11 +186,23 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     if s == r:
         return t
     x = _cycles((HEADER + nbytes) * cost[C_TRANSFER])
-    t = _book(cal, cal_n, s, R_BUS, t, x) + x
+    start = _book(cal, cal_n, s, R_BUS, t, x)
+    _bus_wait(cal, s, BUS_SEND_DATA if nbytes > 0 else BUS_SEND_HEADER, start - t)
+    t = start + x
     occ = _cycles(cost[C_OCCUPANCY] * max(1, (nbytes + PACKET - 1) // PACKET))
     t = _book(cal, cal_n, s, R_NI, t, occ) + occ
     t += _cycles(cost[C_LINK])
-    return _book(cal, cal_n, r, R_BUS, t - x, x) + x
+    start = _book(cal, cal_n, r, R_BUS, t - x, x)
+    _bus_wait(cal, r, BUS_RECEIVE_DATA if nbytes > 0 else BUS_RECEIVE_HEADER, start - (t - x))
+    return start + x
+
+
+@jit
+def _bus_wait(cal, node, kind, wait):
+    """Count a message's ``wait`` (cycles) at ``node``'s I/O bus under ``kind``
+    (``cal[node, R_BUS_KINDS]``): the bus's waits in :data:`R_QUEUED`, split by what waited."""
+    cal[node, R_BUS_KINDS, kind, 0] += wait
+    cal[node, R_BUS_KINDS, kind, 1] += 1
 
 
 @jit

@@ -131,7 +131,8 @@ Outputs: the execution time (the last node to finish), speedup = the work of all
 data wait / lock wait / barrier wait (the wait after finishing included) / protocol (its
 own protocol work and the handlers it ran), which sums to the execution time; Table 4's
 split of protocol time into handlers and diff creation; and where the queues are
-(``queue_waits``: per node and resource, the cycles what was booked there waited).  Protocol state changes when a
+(``queue_waits``: per node and resource, the cycles what was booked there waited; at
+the I/O buses split by what waited, ``bus_waits``).  Protocol state changes when a
 transaction starts [REC: no transient states; a transaction is priced through the
 resources but takes effect at once].  With every cost zero the run is the PRAM
 schedule: ``execution_cycles`` is the ideal parallel time (every memory access free,
@@ -154,7 +155,7 @@ from .workload import PAGE, Workload
 from mva.jit import clock as wall_clock, seconds_since
 
 __all__ = ["SVMConfig", "SVMResult", "simulate_svm", "lock_concentration", "COUNTERS", "TIMES", "BREAKDOWN",
-           "COMMUNICATION_SETS", "LOCK_CONTENT"]
+           "COMMUNICATION_SETS", "LOCK_CONTENT", "RESOURCES", "BUS_KINDS"]
 
 BUFFER = 1 << 16
 #: communication sets: Table 2's, and ``ideal`` (no communication cost at all)
@@ -174,6 +175,11 @@ assert len(COUNTERS) == K.N_STATS
 #: each node's resources whose queues :attr:`SVMResult.queue_waits` reports: its
 #: processor's handlers, its I/O bus and its NI
 RESOURCES = ("handler", "io_bus", "ni")
+#: what waits at an I/O bus, the columns of :attr:`SVMResult.bus_waits`: a message
+#: leaving the node with a header alone (requests, invalidations, acknowledgements, lock
+#: and barrier messages) or with data (replies, diffs, write-backs), and one taken in
+BUS_KINDS = ("send_header", "send_data", "receive_header", "receive_data")
+assert len(BUS_KINDS) == K.BUS_RECEIVE_DATA + 1
 #: each process's times (cycles): the breakdown's waits, ``protocol`` (its own protocol
 #: work and the handlers it ran for others), ``handler`` and ``diff`` (diff creation) of
 #: it, and when it finished
@@ -321,6 +327,11 @@ class SVMResult:
     #: and those cycles summed (column 1): on the machine without costs the work between
     #: (a node's fetches come in streams, one right after another, or apart)
     request_gaps: np.ndarray = field(default=None, repr=False, compare=False)
+    #: 2 x processes x :data:`BUS_KINDS`: the ``io_bus`` column of :attr:`queue_waits`
+    #: split by what waited, the cycles (summed) then the messages: a request waits at
+    #: its server's bus behind the server's own transfers (``receive_header``), a reply
+    #: behind the server's other replies (``send_data``)
+    bus_waits: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -519,7 +530,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      st.locks["wait"][:locks].copy(),
                      _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution),
                      cal[:, K.R_QUEUED, [K.R_CPU, K.R_BUS, K.R_NI]].transpose(2, 0, 1).copy(),
-                     cal[:, K.R_GAPS].copy())
+                     cal[:, K.R_GAPS].copy(),
+                     cal[:, K.R_BUS_KINDS, :len(BUS_KINDS)].transpose(2, 0, 1).copy())
 
 
 def _phase_times(released, times, execution) -> np.ndarray:

@@ -1387,6 +1387,33 @@ def test_request_gaps_bin_each_remote_request_by_the_cycles_since_the_nodes_last
     assert gaps[:, :, 0].sum() == run.totals["requests"] - run.totals["local_requests"]
 
 
+def test_bus_waits_split_the_io_bus_queue_by_what_waited():
+    # one reader fetches p0's page at AO on a quiet cluster: nothing waits.  p0 (the
+    # barrier manager) sends two releases (headers) and the page (data) and takes in two
+    # barrier arrivals and the request (headers); the reader the mirror image
+    from calibration.sim.svm import BUS_KINDS
+
+    work = [(LOAD, PRIVATE)] * 100
+    p0 = [(STORE, BASE), (STORE, BASE + 4096), (BARRIER, 0), (BARRIER, 1)]
+    reader = [(BARRIER, 0), *work, (LOAD, BASE), (BARRIER, 1)]
+    quiet = simulate_svm(_workload(p0, reader), SVMConfig("hlrc", communication="A", protocol_costs="O"))
+    assert BUS_KINDS == ("send_header", "send_data", "receive_header", "receive_data")
+    assert quiet.bus_waits.shape == (2, 2, 4)
+    assert not quiet.bus_waits[0].any()
+    assert quiet.bus_waits[1].tolist() == [[2, 1, 3, 0], [3, 0, 2, 1]]
+    # three readers: the requests reach p0 while its bus sends the pages before them and
+    # wait there; every message crosses a sending and a receiving bus once, and the kinds
+    # add up to the io_bus column of queue_waits
+    for coherence in ("hlrc", "sc"):
+        busy = simulate_svm(_workload(p0, reader, reader, reader),
+                            SVMConfig(coherence, communication="A", protocol_costs="O"))
+        waits, counts = busy.bus_waits
+        assert waits[0, 2] > 0 and not waits[1:].any()
+        assert (waits.sum(axis=1) == busy.queue_waits[0, :, 1]).all()
+        assert (counts.sum(axis=1) == busy.queue_waits[1, :, 1]).all()
+        assert counts[:, :2].sum() == counts[:, 2:].sum() == busy.totals["messages"]
+
+
 def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machine_and_the_model():
     # 16 nodes fetch each other's pages at AO: in Splash's staggered order (FFT's
     # transposes) each server has one requester at a time and the machine is 15% faster
