@@ -1412,6 +1412,9 @@ def test_bus_waits_split_the_io_bus_queue_by_what_waited():
         assert (waits.sum(axis=1) == busy.queue_waits[0, :, 1]).all()
         assert (counts.sum(axis=1) == busy.queue_waits[1, :, 1]).all()
         assert counts[:, :2].sum() == counts[:, 2:].sum() == busy.totals["messages"]
+    # without costs no transfer takes the bus: nothing is booked, nothing counted
+    free = simulate_svm(_workload(p0, reader, reader), SVMConfig("hlrc", **FREE))
+    assert not free.bus_waits.any() and not free.queue_waits[:, :, 1].any()
 
 
 def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machine_and_the_model():
