@@ -186,26 +186,23 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     if s == r:
         return t
     x = _cycles((HEADER + nbytes) * cost[C_TRANSFER])
-    start = _book(cal, cal_n, s, R_BUS, t, x)
-    _bus_wait(cal, s, BUS_SEND_DATA if nbytes > 0 else BUS_SEND_HEADER, start - t, x)
-    t = start + x
+    t = _book_bus(cal, cal_n, s, t, x, BUS_SEND_DATA if nbytes > 0 else BUS_SEND_HEADER) + x
     occ = _cycles(cost[C_OCCUPANCY] * max(1, (nbytes + PACKET - 1) // PACKET))
     t = _book(cal, cal_n, s, R_NI, t, occ) + occ
     t += _cycles(cost[C_LINK])
-    start = _book(cal, cal_n, r, R_BUS, t - x, x)
-    _bus_wait(cal, r, BUS_RECEIVE_DATA if nbytes > 0 else BUS_RECEIVE_HEADER, start - (t - x), x)
-    return start + x
+    return _book_bus(cal, cal_n, r, t - x, x, BUS_RECEIVE_DATA if nbytes > 0 else BUS_RECEIVE_HEADER) + x
 
 
 @jit
-def _bus_wait(cal, node, kind, wait, d):
-    """Count a message's ``wait`` (cycles) at ``node``'s I/O bus under ``kind``
-    (``cal[node, R_BUS_KINDS]``): the bus's waits in :data:`R_QUEUED`, split by what
-    waited; like :func:`_book`, nothing for a transfer of ``d`` = 0 cycles (no cost)."""
-    if d <= 0:
-        return
-    cal[node, R_BUS_KINDS, kind, 0] += wait
-    cal[node, R_BUS_KINDS, kind, 1] += 1
+def _book_bus(cal, cal_n, node, t, d, kind):
+    """:func:`_book` on ``node``'s I/O bus, its wait also counted under ``kind``
+    (``cal[node, R_BUS_KINDS]``: the bus's waits in :data:`R_QUEUED` split by what
+    waited; as there, a transfer of no cycles books and counts nothing)."""
+    start = _book(cal, cal_n, node, R_BUS, t, d)
+    if d > 0:
+        cal[node, R_BUS_KINDS, kind, 0] += start - t
+        cal[node, R_BUS_KINDS, kind, 1] += 1
+    return start
 
 
 @jit
