@@ -64,8 +64,8 @@ NEVER = -(1 << 62)
  INVALIDATIONS, ACQUIRES, LOCK_MESSAGES, CS_BUSY, CS_REQUESTS, BARRIERS, MESSAGES, ACKS, CS_PROTECTIONS, CS_TWINS,
  CS_COMPARED_WORDS, CS_DIFF_WORDS, CS_NOTICES, CS_LOCK_MESSAGES, FORWARDED, LOCAL_REQUESTS, CS_ACKS, CS_FORWARDED,
  CS_LOCAL_REQUESTS, BURST_AHEAD, CS_SERVED, ACK_WRITES, MIGRATORY, CS_MIGRATORY, MIGRATORY_GAP, CONCURRENT,
- COLLIDING) = range(45)
-N_STATS = 45
+ COLLIDING, FIRST_ACQUIRES, BURST_BUSY, BURST_REQUESTS) = range(48)
+N_STATS = 48
 # CS_SERVED is counted on the server (of SERVED), the other CS_ columns on the requester
 # the protocol counters whose share inside critical sections is counted too (the CS_
 # columns, in this order): the lock holder's protocol work dilates the critical section
@@ -767,6 +767,12 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             lock_burst[lock, B_PHASE] = glob[G_PHASES]
                             lock_burst[lock, B_FIRSTS] = 0
                         stats[p, BURST_AHEAD] += lock_burst[lock, B_FIRSTS]
+                        # and how far into the phase it comes: the work and the requests
+                        # since p left the barrier (or started)
+                        stats[p, FIRST_ACQUIRES] += 1
+                        stats[p, BURST_BUSY] += phase_busy[p]
+                        stats[p, BURST_REQUESTS] += stats[p, REQUESTS] - (
+                            snapshots[glob[G_PHASES] - 1, p, REQUESTS] if glob[G_PHASES] > 0 else 0)
                         lock_burst[lock, B_AHEAD] += lock_burst[lock, B_FIRSTS]
                         lock_burst[lock, B_FIRSTS] += 1
                     status[p] = WAIT_DATA

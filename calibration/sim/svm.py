@@ -124,7 +124,10 @@ process's first acquire after a barrier (or the start) counts in ``burst_ahead``
 first acquires of the same lock in the same phase before it (the k-th to come counts
 k - 1; per lock the last column of ``lock_content``): all the processes leave a
 barrier together, so these are the critical sections it waits behind when they reach
-their first lock together, the model's lock bursts.
+their first lock together, the model's lock bursts.  How far into its phase each such
+first acquire comes: ``first_acquires`` counts them, ``burst_busy`` sums the process's
+work since it left the barrier (or started) and ``burst_requests`` its requests then,
+by which the model tells whether the nodes reach the lock together or apart.
 
 Outputs: the execution time (the last node to finish), speedup = the work of all nodes
 (the one-processor run: no protocol traffic) over it, and per node the breakdown busy /
@@ -170,7 +173,8 @@ COUNTERS = ("busy", "references", "shared_references", "read_faults", "write_fau
             "cs_requests", "barriers", "messages", "acks", "cs_protections", "cs_twins", "cs_compared_words",
             "cs_diff_words", "cs_notices", "cs_lock_messages", "forwarded", "local_requests", "cs_acks",
             "cs_forwarded", "cs_local_requests", "burst_ahead", "cs_served", "ack_writes", "migratory",
-            "cs_migratory", "migratory_gap", "concurrent", "colliding")
+            "cs_migratory", "migratory_gap", "concurrent", "colliding", "first_acquires", "burst_busy",
+            "burst_requests")
 assert len(COUNTERS) == K.N_STATS
 #: each node's resources whose queues :attr:`SVMResult.queue_waits` reports: its
 #: processor's handlers, its I/O bus and its NI

@@ -1097,6 +1097,87 @@ def test_the_machine_counts_the_first_acquires_of_a_phase_ahead_of_each():
     assert sorted(ahead.tolist()) == [0, 4]                  # lock 8's first meets nobody
     assert ahead.sum() == sum(p["burst_ahead"] for p in r.processes)
     assert r.phase_counts[:, :, COUNTERS.index("burst_ahead")].sum(axis=1).tolist()[:2] == [3, 1]
+    # and how far into its phase each first acquire comes: two a process, after 0, 1 and
+    # 2 references (a cycle each) in phase 0 and 0, 1 and 0 in phase 1 (p2's first is lock
+    # 8's); none of them after a request
+    assert [p["first_acquires"] for p in r.processes] == [2, 2, 2]
+    assert [p["burst_busy"] for p in r.processes] == [0, 1 + 1, 2 + 0]
+    assert [p["burst_requests"] for p in r.processes] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("coherence", ["hlrc", "sc"])
+def test_the_requests_before_a_phases_first_acquire_are_counted(coherence):
+    # p1 reads p0's page before the barrier (not counted: another phase), then after it
+    # reads p0's block and one of its own pages (first touch: no request) before its
+    # first acquire
+    p0 = [(STORE, BASE), (STORE, BASE + 4096), (BARRIER, 0), (ACQUIRE, 7), (RELEASE, 7)]
+    p1 = [(LOAD, PRIVATE), (BARRIER, 0), (LOAD, BASE), (LOAD, BASE + 8192), (ACQUIRE, 7), (RELEASE, 7)]
+    r = simulate_svm(_workload(p0, p1), SVMConfig(coherence, **FREE))
+    assert [p["burst_requests"] for p in r.processes] == [0, 1]
+    assert [p["burst_busy"] for p in r.processes] == [0, 2]
+    assert [p["requests"] for p in r.processes] == [0, 1]
+
+
+def test_a_burst_waits_only_where_the_nodes_come_closer_than_a_section_by_hand():
+    from models.svm_cluster.model import _burst_survives
+
+    # three nodes together: all of a simultaneous burst's wait (0 + 1 + 2 sections)
+    assert _burst_survives(np.zeros(3), np.array([0.0, 1, 2]), 10.0) == 1.0
+    # each comes as the one before leaves: none
+    assert _burst_survives(np.array([0.0, 10, 20]), np.zeros(3), 10.0) == 0.0
+    # half a section apart: they wait 0, 5 and 10 of the 30 cycles together
+    assert _burst_survives(np.array([0.0, 5, 10]), np.zeros(3), 10.0) == pytest.approx(0.5)
+    # out of order: served as they come, the one at 5 from 10 to 20 (waiting 5), the one
+    # at 12 from 20 (waiting 8)
+    assert _burst_survives(np.array([12.0, 0, 5]), np.zeros(3), 10.0) == pytest.approx((5 + 8) / 30)
+    # one node, or sections of no length: nothing to spread
+    assert _burst_survives(np.array([3.0]), np.zeros(1), 10.0) == 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0, 1e5), min_size=2, max_size=12), st.floats(1, 1e4), st.floats(1, 10))
+def test_a_burst_spread_further_apart_never_waits_more(reach, section, stretch):
+    from models.svm_cluster.model import _burst_survives
+
+    reach = np.array(reach)
+    position = np.arange(reach.size, dtype=float)
+    kept = _burst_survives(reach, position, section)
+    assert 0.0 <= kept <= 1.0 + 1e-12
+    assert _burst_survives(reach * stretch, position, section) <= kept + 1e-12
+    # longer sections keep more of the burst
+    assert _burst_survives(reach, position, section * stretch) >= kept - 1e-12
+
+
+def _staggered(nodes, gap, section=1000, phases=10):
+    """``nodes`` processes that leave each barrier together, do ``gap`` x their index
+    cycles of work (a reference each) and take one lock for ``section`` cycles."""
+    def trace(p):
+        work = [(LOAD, PRIVATE + 64 * p)]
+        out = []
+        for k in range(phases):
+            out += [(BARRIER, 2 * k), *work * (1 + gap * p), (ACQUIRE, 7), *work * section, (RELEASE, 7),
+                    (BARRIER, 2 * k + 1)]
+        return out
+    return _workload(*(trace(p) for p in range(nodes)))
+
+
+@pytest.mark.parametrize("gap", [0, 200, 500, 1000, 2000])
+def test_a_lock_burst_spread_by_the_work_before_it_waits_as_on_the_machine(gap):
+    # six nodes reach one lock 0, gap, 2 gap ... cycles after a barrier and hold it 1000
+    # cycles (B+: no message costs but the grant's headers over the I/O buses): the
+    # machine's lock wait is the burst's, from the run without costs, and the model's,
+    # the burst's plus the contention network's queue, which the bursts' sections leave
+    from calibration.profiles.svm_cluster import application_values, simulate_pair
+
+    workload = _staggered(6, gap)
+    machine = float(simulate_svm(workload, SVMConfig(communication="B+", protocol_costs="B")).breakdown()["lock_wait"].sum())
+    model = SVMCluster({**application_values(*simulate_pair(workload)), "coherence": "hlrc", "communication": "B+",
+                        "protocol": "B"})
+    app, service = model.app(), model._section_service()
+    burst = svm_model._lock_bursts(app, model._lock_stations(6), service, np.zeros(6))
+    assert burst.sum() == pytest.approx(machine, rel=0.01, abs=1000)
+    lock = model.solve().outputs["breakdown"]["lock"] * 6
+    assert lock == pytest.approx(machine, rel=0.05, abs=1000)
 
 
 def test_each_locks_sections_and_contents_are_counted_to_the_outermost_lock():
