@@ -859,6 +859,9 @@ class SVMCluster(ParameterisedModel):
         analytic = "auto" if method == "simulation" else method
         P = app["busy"].shape[0]
         stretch, wait, arrival, fetch_time = np.ones((P, 1)), np.zeros(P), np.zeros((2, P)), None
+        # the bursts follow each node's data wait only where the file counts when the
+        # nodes reach their first locks
+        arrivals = section_service is not None and app["first_acquires"].sum() > 0
         background = np.zeros(3 * P)
         receiving = bool(self.values["receive_load"])
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
@@ -881,10 +884,11 @@ class SVMCluster(ParameterisedModel):
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())
             T, execution = timing(R, Z, burst)
-            # each node's data wait per request, by which it reaches its first lock of a phase
-            waited = _breakdown(R, D, Z, K, P)["data_wait"]
-            new_fetch = np.divide(waited, app["requests"], out=np.zeros(P), where=app["requests"] > 0)
-            fetch_time = new_fetch if fetch_time is None else fetch_time + relax * (new_fetch - fetch_time)
+            if arrivals and K:
+                # each node's data wait per request, by which it reaches its first lock of a phase
+                waited = _breakdown(R, D, Z, K, P)["data_wait"]
+                new_fetch = np.divide(waited, app["requests"], out=np.zeros(P), where=app["requests"] > 0)
+                fetch_time = new_fetch if fetch_time is None else fetch_time + relax * (new_fetch - fetch_time)
             bus_cycles = total[2 * P:3 * P].sum(axis=1) + inside[2 * P:3 * P]
             # response of a fetch inside a critical section = unloaded cost scaled by the
             # queueing the data stations show
@@ -965,14 +969,14 @@ def _lock_bursts(app: dict, share: dict, section_service, fetch_time=None):
     if not ahead.any():
         return np.zeros_like(app["acquires"])
     service = np.asarray(section_service, float)
-    first = app.get("first_acquires", np.zeros_like(ahead))
-    if fetch_time is not None and first.sum() > 0:
+    if fetch_time is not None and app["first_acquires"].sum() > 0:
         # when each node reaches its first lock: its work and its requests (at their
         # current data wait) since it left the barrier, a mean over its bursts
-        reach = np.divide(app["burst_busy"] + app["burst_requests"] * np.asarray(fetch_time, float), first,
-                          out=np.zeros_like(first), where=first > 0)
-        service = service * np.array([_burst_survives(reach[first > 0], (ahead / np.maximum(first, 1.0))[first > 0], s)
-                                      for s in service])
+        first = app["first_acquires"]
+        on = first > 0
+        reach = (app["burst_busy"][on] + app["burst_requests"][on] * np.asarray(fetch_time, float)[on]) / first[on]
+        place = ahead[on] / first[on]
+        service = service * np.array([_burst_survives(reach, place, s) for s in service])
     return ahead * float((share["burst_ahead"] * service).sum())
 
 
