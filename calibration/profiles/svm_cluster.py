@@ -10,8 +10,8 @@ from ..sim.svm import COUNTERS, LOCK_CONTENT, SVMConfig, SVMResult, lock_concent
 from ..sim.workload import PAGE
 from ..sim.workload import Workload
 
-__all__ = ["simulate_pair", "application_values", "phase_groups", "group_times", "named_locks", "model_document",
-           "PHASE_GROUP_FACTOR", "MAX_PHASE_GROUPS", "NAMED_LOCK_SHARE"]
+__all__ = ["simulate_pair", "application_values", "phase_groups", "phase_max_by_wait", "group_times", "named_locks",
+           "model_document", "PHASE_GROUP_FACTOR", "MAX_PHASE_GROUPS", "NAMED_LOCK_SHARE"]
 
 # Barrier phases share a group when their message intensities (messages per cycle of
 # the busiest node's work) and their concentrations (the busiest server's share of the
@@ -39,8 +39,8 @@ def simulate_pair(workload: Workload, granularity: int = 64, home: str = "first-
 
 
 def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
-    """Model parameters (``hlrc.busy`` ... ``sc.lock_concentration``, ``hlrc.phases``)
-    from the two runs."""
+    """Model parameters (``hlrc.busy`` ... ``sc.lock_concentration``,
+    ``hlrc.phase_max_by_wait``, ``hlrc.phases``) from the two runs."""
     from models.svm_cluster import APP_COUNTERS
 
     values = {}
@@ -48,6 +48,7 @@ def application_values(hlrc: SVMResult, sc: SVMResult) -> dict:
         for k in APP_COUNTERS:
             values[f"{tag}.{k}"] = [float(x) for x in run.counter(k)]
         values[f"{tag}.phase_max"] = float(run.phase_max_cycles)
+        values[f"{tag}.phase_max_by_wait"] = phase_max_by_wait(run)
         values[f"{tag}.unit_bytes"] = float(run.config["granularity"])
         values[f"{tag}.lock_concentration"] = float(run.lock_concentration)
         values[f"{tag}.locks"], values[f"{tag}.other_lock_concentration"] = named_locks(run)
@@ -70,6 +71,29 @@ def named_locks(run: SVMResult, share: float = NAMED_LOCK_SHARE) -> tuple[list, 
     named = [int(k) for k in np.argsort(-shares.max(axis=1), kind="stable") if shares[k].max() >= share]
     return ([{name: float(shares[k, j]) for j, name in enumerate(LOCK_CONTENT)} for k in named],
             lock_concentration(np.delete(content[:, 0], named)))
+
+
+def _slowest_by_wait(phase: np.ndarray, col: dict) -> np.ndarray:
+    """One phase's slowest node's work plus requests at each wait of the model's
+    ``PHASE_WAIT_GRID`` (cycles)."""
+    from models.svm_cluster.model import PHASE_WAIT_GRID
+
+    return (phase[:, col["busy"]][None, :] + np.multiply.outer(PHASE_WAIT_GRID, phase[:, col["requests"]])).max(axis=1)
+
+
+def phase_max_by_wait(run: SVMResult) -> list:
+    """The model's ``phase_max_by_wait`` for the run: the sum over barrier phases of the
+    slowest node's work plus its requests at each data wait of ``PHASE_WAIT_GRID``
+    (cycles), whose first (no wait) is ``phase_max``; empty when the run has no
+    per-phase counts.  The model takes the phases' spread of requests from it, which
+    the run's totals average away."""
+    counts = run.phase_counts
+    if counts is None or counts.shape[0] == 0:
+        return []
+    col = {k: COUNTERS.index(k) for k in COUNTERS}
+    total = sum(_slowest_by_wait(phase, col) for phase in counts)
+    # the phases' maxima of work as the machine sums them (its last phase included)
+    return [float(run.phase_max_cycles), *(float(x) for x in total[1:])]
 
 
 def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = False) -> list:
@@ -104,10 +128,11 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = 
         key = ((-99, 0) if messages == 0 or top == 0
                else (_bin(messages / top), _bin(served.max() / served.sum()) if served.sum() > 0 else 0))
         g = groups.setdefault(key, {"counts": np.zeros(phase.shape, float), "phase_max": 0.0, "messages": 0.0,
-                                    "members": []})
+                                    "members": [], "by_wait": 0.0})
         g["members"].append(index)
         g["counts"] += phase[order]
         g["phase_max"] += top
+        g["by_wait"] = g["by_wait"] + _slowest_by_wait(phase, col)
         g["messages"] += messages
     # too many groups, or one without work or with under MINOR of both the work and the
     # messages: the one with the fewest messages joins its nearest
@@ -123,11 +148,12 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = 
         small = idle[0] if idle else min(groups, key=lambda k: groups[k]["messages"])
         g = groups.pop(small)
         near = min(groups, key=lambda k: (abs(k[0] - small[0]) + abs(k[1] - small[1]), -groups[k]["messages"]))
-        for f in ("counts", "phase_max", "messages", "members"):
+        for f in ("counts", "phase_max", "messages", "members", "by_wait"):
             groups[near][f] += g[f]
     if len(groups) < 2:
         return []
     return [{**{k: [float(x) for x in g["counts"][:, col[k]]] for k in APP_COUNTERS}, "phase_max": g["phase_max"],
+             "phase_max_by_wait": [g["phase_max"], *(float(x) for x in g["by_wait"][1:])],
              **({"phases": sorted(g["members"])} if members else {})}
             for _, g in sorted(groups.items())]
 

@@ -192,12 +192,20 @@ Barriers couple the nodes: each node's wait for the slowest is a delay of its cl
 every node runs at the slowest one's pace (a fixed point with the critical sections);
 without it a node slowed by its own work would free the shared stations for the others
 and a higher cost could raise the speedup.  Execution time = the slowest node's time +
-the barrier imbalance the totals hide
-(the sum over phases of the slowest node's work minus the largest total work, from
-the simulator) stretched by the work-weighted slowdown (total time over total work: a
-node with almost no work would make a plain mean of its time over its work explode, as
-on the recorded Water-Spatial, whose 216 molecules leave some of 16 processes idle: SC
-at AO went from 52% pessimistic to 2%).  Speedup = the sum of the work over the
+the barrier imbalance the totals hide.  Where the file has the phases' sums at each
+data wait (``phase_max_by_wait``: per phase the slowest node's work plus its requests at
+a wait, summed, at the waits of :data:`PHASE_WAIT_GRID`) that is
+:func:`_hidden_spread`: the nodes' time outside data waits as their work stretched, their
+data waits at the nodes' wait per request, so a phase whose requests fall on a few nodes
+waits for them [REC: ours; on four nodes that take turns at 50 fetches a phase, SC AO,
+the machine's time 1.55 Mcycles, the model's 1.65, 0.55 from the totals alone; on the
+recorded Ocean the machine's phases hide 21.3 Mcycles at HLRC AO and 12.0 at SC AO, the
+model's 9.8 and 7.4, 0.6 and 0.3 before].  Without the sums (older files): the sum over
+phases of the slowest node's work minus the largest total work, from the simulator,
+stretched by the work-weighted slowdown (total time over total work: a node with almost
+no work would make a plain mean of its time over its work explode, as on the recorded
+Water-Spatial, whose 216 molecules leave some of 16 processes idle: SC at AO went from
+52% pessimistic to 2%), which the sums give too where requests follow work.  Speedup = the sum of the work over the
 execution time.  With every cost zero and no lock contention this is the PRAM speedup
 exactly.  Breakdown per node: each station's residence split over busy / data wait /
 lock / barrier / protocol in proportion to each purpose's demand there, lock waiting
@@ -282,8 +290,13 @@ APP_COUNTERS = ("busy", "requests", "reply_bytes", "served", "oneway", "oneway_b
                 "applied_words", "protections", "twins", "compared_words", "diff_words", "notices", "acquires",
                 "lock_messages", "cs_busy", "cs_requests", "barriers", *OPTIONAL_COUNTERS)
 PURPOSES = ("busy", "data_wait", "lock", "barrier", "protocol")
-#: what each group of like barrier phases gives (``hlrc.phases``): the counters and phase_max
-PHASE_KEYS = (*APP_COUNTERS, "phase_max")
+#: the data waits per request (cycles) at which a profile sums each barrier phase's slowest
+#: node (``hlrc.phase_max_by_wait``): 0 and 1, 2, 5 a decade from 100 to 1,000,000, fine
+#: enough that the chord between two (the sum is convex in the wait) stays close
+PHASE_WAIT_GRID = (0.0, *(m * 10.0 ** e for e in range(2, 6) for m in (1, 2, 5)), 1e6)
+#: what each group of like barrier phases gives (``hlrc.phases``): the counters, phase_max
+#: and (optional) phase_max_by_wait
+PHASE_KEYS = (*APP_COUNTERS, "phase_max", "phase_max_by_wait")
 #: what a named lock (``hlrc.locks``) gives: its shares of the run's outermost critical
 #: sections and of what they hold (the ``cs_`` counters, counted to the outermost lock)
 LOCK_SHARES = ("sections", "cs_busy", "cs_requests", "cs_forwarded", "cs_local_requests", "cs_acks", "cs_lock_messages",
@@ -326,13 +339,16 @@ PARAMETERS = (
       for c in ("hlrc", "sc") for k, v in _default_app().items()),
     *(Parameter(f"{c}.phase_max", 1e6, "cycles", "sum over barrier phases of the slowest node's work", real(0.0))
       for c in ("hlrc", "sc")),
+    *(Parameter(f"{c}.phase_max_by_wait", (), "cycles", "sum over barrier phases of the slowest node's work plus "
+                "its requests at each data wait of PHASE_WAIT_GRID (optional: empty prices the phases' spread by "
+                "their work alone)", real_list(0.0)) for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.unit_bytes", unit, "bytes", "coherence unit of the run (HLRC's page, SC's block)",
                 real(1.0)) for c, unit in (("hlrc", 4096.0), ("sc", 64.0))),
     *(Parameter(f"{c}.lock_concentration", 0.0, "", "chance two lock acquires name the same lock", real(0.0, 1.0))
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.phases", (), "", "groups of like barrier phases, each a table of the counters above and "
                                        "phase_max, solved one by one (empty: the run's sums)",
-                table_list(PHASE_KEYS, "group of barrier phases", OPTIONAL_COUNTERS))
+                table_list(PHASE_KEYS, "group of barrier phases", (*OPTIONAL_COUNTERS, "phase_max_by_wait")))
       for c in ("hlrc", "sc")),
     *(Parameter(f"{c}.locks", (), "", "locks whose critical sections are their own station, each a table of "
                                       "its shares of the run's " + ", ".join(LOCK_SHARES)
@@ -395,6 +411,13 @@ class SVMCluster(ParameterisedModel):
             if v[f"{c}.phase_max"] + 1e-9 < max(v[f"{c}.busy"]):
                 raise ModelError(f"{c}.phase_max", f"{v[f'{c}.phase_max']:g} is below the largest node's work "
                                                    f"{max(v[f'{c}.busy']):g}: the phases' maxima sum to at least it")
+            by_wait = v[f"{c}.phase_max_by_wait"]
+            if by_wait and len(by_wait) != len(PHASE_WAIT_GRID):
+                raise ModelError(f"{c}.phase_max_by_wait", f"needs one value per wait of PHASE_WAIT_GRID "
+                                                           f"({len(PHASE_WAIT_GRID)}), got {len(by_wait)}")
+            if by_wait and abs(by_wait[0] - v[f"{c}.phase_max"]) > 1e-6 * max(1.0, v[f"{c}.phase_max"]):
+                raise ModelError(f"{c}.phase_max_by_wait", f"its first value {by_wait[0]:g} (no wait) is not "
+                                                           f"phase_max {v[f'{c}.phase_max']:g}")
             self._check_parts(c)
         if len(v["hlrc.busy"]) != len(v["sc.busy"]):
             raise ModelError("sc.busy", "HLRC and SC counts must be for the same number of nodes")
@@ -794,17 +817,21 @@ class SVMCluster(ParameterisedModel):
         cycles = np.maximum(1.0, app["requests"] + app["lock_messages"] + app["barriers"])
         busy = app["busy"]
         imbalance_work = max(v[f"{v['coherence']}.phase_max"] - busy.max(), 0.0)
+        by_wait = np.asarray(v[f"{v['coherence']}.phase_max_by_wait"], float)
 
-        def timing(R, Z, burst):
+        def timing(R, Z, burst, data_wait):
             """Each node's time without barrier waits, and the execution time (``burst``:
             each node's mean wait at the locks right after barriers, :func:`_lock_bursts`,
             by which the phases' slowest node is the expected one of
-            :func:`_slowest_after_bursts`)."""
+            :func:`_slowest_after_bursts`; ``data_wait``: each node's, cycles)."""
             T = np.asarray(R.sum(axis=0), float) + sum(Z.values())
-            # the work-weighted slowdown: a node with almost no work (a program that
-            # leaves some processes idle) would make a plain mean of T / busy explode
-            slow = float(T.sum() / max(busy.sum(), 1e-300))
-            return T, float(_slowest_after_bursts(T, burst) + imbalance_work * slow)
+            if by_wait.size and app["requests"].sum() > 0:
+                hidden = _hidden_spread(T, busy, app["requests"], data_wait, by_wait)
+            else:
+                # the work-weighted slowdown: a node with almost no work (a program that
+                # leaves some processes idle) would make a plain mean of T / busy explode
+                hidden = imbalance_work * float(T.sum() / max(busy.sum(), 1e-300))
+            return T, float(_slowest_after_bursts(T, burst) + hidden)
 
         fp = self._fixed_point(comm, prot, app, cycles, timing, section_service)
         D, Z, K, net, r, R = fp["D"], fp["Z"], fp["K"], fp["net"], fp["r"], fp["R"]
@@ -812,8 +839,8 @@ class SVMCluster(ParameterisedModel):
             net = self.network(D, Z, K, P, cycles, wait=fp["wait"], background=fp["background"])
             r = solve(net, method="simulation", events=v["events"], seed=1)
             R = np.asarray(r.residence_time, float) * cycles
-        T, execution = timing(R, Z, fp["burst"])
         parts = _breakdown(R, D, Z, K, P)
+        T, execution = timing(R, Z, fp["burst"], parts["data_wait"])
         parts["barrier"] += execution - T
         util = np.asarray(r.station_utilization(), float)
         names = [s.name for s in net.stations]
@@ -883,10 +910,10 @@ class SVMCluster(ParameterisedModel):
             accuracy = r.accuracy
             R = np.asarray(r.residence_time, float) * cycles
             total = sum(D.values())
-            T, execution = timing(R, Z, burst)
+            waited = _breakdown(R, D, Z, K, P)["data_wait"]
+            T, execution = timing(R, Z, burst, waited)
             if arrivals and K:
                 # each node's data wait per request, by which it reaches its first lock of a phase
-                waited = _breakdown(R, D, Z, K, P)["data_wait"]
                 new_fetch = np.divide(waited, app["requests"], out=np.zeros(P), where=app["requests"] > 0)
                 fetch_time = new_fetch if fetch_time is None else fetch_time + relax * (new_fetch - fetch_time)
             bus_cycles = total[2 * P:3 * P].sum(axis=1) + inside[2 * P:3 * P]
@@ -1088,6 +1115,27 @@ def _writeback_wait(gap: float, unit: float, comm: dict, handling: float) -> flo
     if start < writeback_end and arrive > writeback_end - block:
         arrive = writeback_end + x
     return max(arrive, writeback_end + handling) - (start + x)
+
+
+def _hidden_spread(T, busy, requests, data_wait, by_wait) -> float:
+    """The time the phases' own slowest nodes add over the slowest node's total (cycles):
+    each node's time as its work stretched by the slowdown outside data waits (``s``,
+    the nodes' time less their data waits over their work) plus its requests at the
+    nodes' data wait per request (``w``); then the sum over phases of the slowest
+    node's, ``s`` x the profile's sum of work plus requests at a wait of ``w / s``
+    (``by_wait``, at :data:`PHASE_WAIT_GRID`, linear between them and past the last),
+    less the slowest node's totals [REC: ours; a phase whose requests fall unevenly on
+    the nodes (Ocean's boundary rows) waits for the node with the most, which the totals
+    over the phases average away; with requests in proportion to work it is the work's
+    imbalance stretched by the slowdown, as without the sums]."""
+    stretch = max(float(T.sum() - data_wait.sum()), 1e-300) / max(float(busy.sum()), 1e-300)
+    wait = max(float(data_wait.sum()), 0.0) / float(requests.sum()) / stretch
+    grid = np.asarray(PHASE_WAIT_GRID)
+    if wait <= grid[-1]:
+        phases = float(np.interp(wait, grid, by_wait))
+    else:
+        phases = float(by_wait[-1] + (wait - grid[-1]) * (by_wait[-1] - by_wait[-2]) / (grid[-1] - grid[-2]))
+    return stretch * max(phases - float(np.max(busy + wait * requests)), 0.0)
 
 
 def _slowest_after_bursts(T, burst) -> float:
