@@ -205,11 +205,12 @@ phases of the slowest node's work minus the largest total work, from the simulat
 stretched by the work-weighted slowdown (total time over total work: a node with almost
 no work would make a plain mean of its time over its work explode, as on the recorded
 Water-Spatial, whose 216 molecules leave some of 16 processes idle: SC at AO went from
-52% pessimistic to 2%), which the sums give too where requests follow work.  Speedup = the sum of the work over the
-execution time.  With every cost zero and no lock contention this is the PRAM speedup
-exactly.  Breakdown per node: each station's residence split over busy / data wait /
-lock / barrier / protocol in proportion to each purpose's demand there, lock waiting
-as lock, and the wait for the slowest node as barrier; shown averaged over nodes.
+52% pessimistic to 2%), which the sums give too where requests follow work.  Speedup =
+the sum of the work over the execution time.  With every cost zero and no lock
+contention this is the PRAM speedup exactly.  Breakdown per node: each station's
+residence split over busy / data wait / lock / barrier / protocol in proportion to each
+purpose's demand there, lock waiting as lock, and the wait for the slowest node as
+barrier; shown averaged over nodes.
 
 References
 ----------
