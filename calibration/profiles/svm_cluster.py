@@ -91,9 +91,7 @@ def phase_max_by_wait(run: SVMResult) -> list:
     if counts is None or counts.shape[0] == 0:
         return []
     col = {k: COUNTERS.index(k) for k in COUNTERS}
-    total = sum(_slowest_by_wait(phase, col) for phase in counts)
-    # the phases' maxima of work as the machine sums them (its last phase included)
-    return [float(run.phase_max_cycles), *(float(x) for x in total[1:])]
+    return [float(x) for x in sum(_slowest_by_wait(phase, col) for phase in counts)]
 
 
 def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = False) -> list:
@@ -153,7 +151,7 @@ def phase_groups(run: SVMResult, limit: int = MAX_PHASE_GROUPS, members: bool = 
     if len(groups) < 2:
         return []
     return [{**{k: [float(x) for x in g["counts"][:, col[k]]] for k in APP_COUNTERS}, "phase_max": g["phase_max"],
-             "phase_max_by_wait": [g["phase_max"], *(float(x) for x in g["by_wait"][1:])],
+             "phase_max_by_wait": [float(x) for x in g["by_wait"]],
              **({"phases": sorted(g["members"])} if members else {})}
             for _, g in sorted(groups.items())]
 
