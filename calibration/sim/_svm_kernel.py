@@ -25,10 +25,11 @@ HEADER = 16                # bytes of a message header (requests, acks, notices)
 PACKET = 4096              # the NI sends a message's data in packets of up to 4 KiB
 CALENDAR = 64              # booked intervals remembered per resource
 
-# cost vector (``cost``, cycles; transfer in cycles per byte): Bilas et al. Tables 2 and 3
+# cost vector (``cost``, cycles; transfer in cycles per byte): Bilas et al. Tables 2 and 3,
+# and whether a message crosses the receiver's I/O bus into memory (1) or not (0: a what-if)
 (C_OVERHEAD, C_OCCUPANCY, C_TRANSFER, C_LINK, C_HANDLING, C_PROTECTION, C_COMPARE, C_DIFF_WORD, C_APPLY, C_TWIN,
- C_HANDLER, C_NOTICE) = range(12)
-N_COSTS = 12
+ C_HANDLER, C_NOTICE, C_RECEIVE_BUS) = range(13)
+N_COSTS = 13
 # resources of a node booked in ``cal`` (processor time of handlers, I/O bus, NI), and the
 # handlers booked on its processor at times its program has not reached yet (pending:
 # charged to the program or absorbed by a wait when it gets there)
@@ -182,7 +183,8 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     ``r``'s memory: the header and data over ``s``'s I/O bus, NI occupancy per packet of
     up to 4 KiB at ``s``, the link, and ``r``'s I/O bus, which streams the data into
     memory as it arrives (cut-through: an idle bus adds no time, a busy one delays the
-    end); each bus and NI a FCFS resource of its node.  ``t`` itself when ``s`` is ``r``."""
+    end); each bus and NI a FCFS resource of its node.  ``t`` itself when ``s`` is ``r``.
+    Without ``cost[C_RECEIVE_BUS]`` the data goes into memory as it arrives, past ``r``'s bus."""
     if s == r:
         return t
     x = _cycles((HEADER + nbytes) * cost[C_TRANSFER])
@@ -190,6 +192,8 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
     occ = _cycles(cost[C_OCCUPANCY] * max(1, (nbytes + PACKET - 1) // PACKET))
     t = _book(cal, cal_n, s, R_NI, t, occ) + occ
     t += _cycles(cost[C_LINK])
+    if cost[C_RECEIVE_BUS] == 0:
+        return t
     return _book_bus(cal, cal_n, r, t - x, x, BUS_RECEIVE_DATA if nbytes > 0 else BUS_RECEIVE_HEADER) + x
 
 

@@ -54,7 +54,10 @@ smallest clock runs next.
   bandwidth**), the sender's NI (**NI occupancy** per packet of up to 4 KiB), the link
   (20 cycles; 0 in B+) and the receiver's I/O bus, which streams the data into memory as
   it arrives [REC: cut-through, so an unloaded message pays one crossing, as the layered
-  model's formula does; a busy receiving bus delays it; the paper does not say].  I/O buses, NIs and each processor's handler time are FCFS
+  model's formula does; a busy receiving bus delays it; the paper does not say;
+  ``receive_without_bus`` takes the data into memory past it, a what-if that tells the
+  buses' contention for what the nodes send from that for what they take in, the
+  layered model's ``receive_load`` 0].  I/O buses, NIs and each processor's handler time are FCFS
   resources booked in the order the scheduler meets them, which it keeps close to time
   order (a process that sent a message yields) [REC: bookings, not an event queue; a
   booking may fill an earlier idle gap].
@@ -235,6 +238,9 @@ class SVMConfig:
     message_handling: float | None = option(None, "cycles from a message at the head of the NI's queue to its "
                                                   "handler (default: the set's)", "cycles", kind="float", low=0.0,
                                             high=1e9)
+    receive_without_bus: bool = option(False, "messages go into the receiver's memory past its I/O bus, which "
+                                              "then carries only what its node sends (a what-if: the layered "
+                                              "model's receive_load 0)", kind="flag")
 
     def __post_init__(self):
         if self.protocol not in ("hlrc", "sc"):
@@ -249,6 +255,8 @@ class SVMConfig:
         if self.home not in ("first-touch", "round-robin"):
             raise ModelError("home", f"must be first-touch or round-robin, got {self.home!r}")
         check_run_options(self.cycles_per_reference, self.references)
+        if not isinstance(self.receive_without_bus, bool):
+            raise ModelError("receive_without_bus", f"must be true or false, got {self.receive_without_bus!r}")
         if self.communication not in COMMUNICATION_SETS:
             raise ModelError("communication", f"must be one of {', '.join(COMMUNICATION_SETS)}, "
                                               f"got {self.communication!r}")
@@ -280,7 +288,8 @@ class SVMConfig:
         c = self.costs()
         return np.array([c["host_overhead"], c["ni_occupancy"], c["transfer"], c["link_latency"],
                          c["message_handling"], c["page_protection"], c["diff_compare"], c["diff_word"],
-                         c["diff_apply"], c["twin"], c["handler"], c["notice"]], np.float64)
+                         c["diff_apply"], c["twin"], c["handler"], c["notice"],
+                         0.0 if self.receive_without_bus else 1.0], np.float64)
 
     def to_dict(self) -> dict:
         return asdict(self)

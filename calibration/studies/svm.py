@@ -447,12 +447,15 @@ def load_variant(source: str, nodes: int, small: bool):
 
 def machine_check(values: dict, nodes: int = 16, small: bool = False,
                   cases=(("hlrc", "AO"), ("hlrc", "BB"), ("sc", "AO"), ("sc", "BB")), sources=None, granularity=None,
-                  machine: pd.DataFrame | None = None, **runs) -> pd.DataFrame:
+                  machine: pd.DataFrame | None = None, receive_without_bus: bool = False, **runs) -> pd.DataFrame:
     """The layered model (MVA, fed with the counts of the run without costs) against the
     SVM machine simulating the same costs: speedups and the model's relative error.
     ``sources``, ``granularity``: as :func:`study` used (default: generated kernels);
     ``machine``: the machine's grid when already run
-    (:func:`calibration.studies.svm_machine.machine_grid`), else the cases are run."""
+    (:func:`calibration.studies.svm_machine.machine_grid`), else the cases are run.
+    ``receive_without_bus``: both take messages into memory past the receiving I/O bus
+    (the machine's option of that name, the model's ``receive_load`` 0), so the buses
+    carry only what their nodes send: the contention for sending checked alone."""
     from models.svm_cluster import SVMCluster
 
     from .svm_machine import machine_runs
@@ -460,18 +463,22 @@ def machine_check(values: dict, nodes: int = 16, small: bool = False,
     sources = sources or {name: name for name in values}
     granularity = granularity or {name: GRANULARITY[name.partition("-")[0]] for name in values}
     keys = [(name, c, case) for name in values for c, case in cases]
+    bypass = {"receive_without_bus": True} if receive_without_bus else {}
     if machine is None:
         load = partial(load_variant, nodes=nodes, small=small)
         tasks = [(machine_runs, (sources[name], c, granularity[name],
-                                 [{"communication": case[:-1], "protocol_costs": case[-1]}], load))
+                                 [{"communication": case[:-1], "protocol_costs": case[-1], **bypass}], load))
                  for name, c, case in keys]
         speedups = [rows[0]["speedup"] for rows in run_all(tasks, **runs)]
+    elif receive_without_bus:
+        raise ValueError("receive_without_bus: the machine's grid was run with the receiving bus; leave machine out")
     else:
         speedups = [_speedup(machine, name, c, case) for name, c, case in keys]
     rows = []
     for (name, coherence, case), sim in zip(keys, speedups, strict=True):
         mva = SVMCluster({**values[name], "coherence": coherence, "communication": case[:-1],
-                          "protocol": case[-1]}).solve().outputs["speedup"]
+                          "protocol": case[-1], **({"receive_load": 0} if receive_without_bus else {})}
+                         ).solve().outputs["speedup"]
         rows.append({"kernel": name, "coherence": coherence, "case": case, "mva": mva, "machine": sim,
                      "error": mva / sim - 1})
     return pd.DataFrame(rows)

@@ -819,6 +819,28 @@ def test_what_the_model_does_not_see_a_lockstep_exchange_on_the_machine():
 
 
 
+def test_messages_taken_in_past_the_receiving_bus_meet_only_the_senders():
+    # HLRC at BB (2,056 cycles a page on a bus, 8 a header, 20 a link).  After the
+    # barrier p0 (the manager: released first; p2's release leaves 36 cycles later, behind
+    # p1's on p0's bus) fetches p1's page at t and p2 fetches p0's at t + 36.  p0's page
+    # comes in over p0's bus from t + 48 to t + 2104, so p2's request, there at t + 64,
+    # waits 2,048 cycles, then p0's page goes out: 8 + 20 + 2048 + 2056 + 20 = 4,152.
+    # Past the receiving bus (receive_without_bus) both fetch in the unloaded 2,104.
+    p0 = [(STORE, BASE), (BARRIER, 0), *[(LOAD, PRIVATE)] * 1000, (LOAD, BASE + 4096), (BARRIER, 1)]
+    p1 = [(STORE, BASE + 4096), (BARRIER, 0), (BARRIER, 1)]
+    p2 = [(BARRIER, 0), *[(LOAD, PRIVATE)] * 1000, (LOAD, BASE), (BARRIER, 1)]
+    for bypass, expected in ((False, [2104.0, 0.0, 4152.0]), (True, [2104.0, 0.0, 2104.0])):
+        run = simulate_svm(_workload(p0, p1, p2), SVMConfig("hlrc", None, communication="B", protocol_costs="B",
+                                                            receive_without_bus=bypass))
+        assert run.breakdown()["data_wait"].tolist() == expected
+        waits, booked = run.bus_waits
+        # p2's request taken in at p0 (and a barrier message or two, a few cycles)
+        assert waits[0, 2] == 0 if bypass else 2048 <= waits[0, 2] < 2048 + 16
+        assert (booked[:, 2:].sum() == 0) == bypass          # nothing taken in over a bus
+    with pytest.raises(ModelError, match="receive_without_bus"):
+        SVMConfig("sc", 64, receive_without_bus="yes")
+
+
 def test_what_the_model_does_not_see_pairs_reading_each_other_against_a_ring():
     # 16 nodes each read 64 blocks of one other node under SC at AO, in pairs (i and
     # i xor 1 read each other's) or around a ring (i reads i + 1's).  The runs without
