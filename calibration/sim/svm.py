@@ -574,7 +574,8 @@ def format_result(d: dict) -> str:
     execution = d["execution_cycles"]
     share = d["protocol_share"]
     lines = [f"{d['workload']}: {c['protocol'].upper()} at {size_label(c['granularity'])}, {d['nodes']} nodes, "
-             f"homes {c['home']}, communication {c['communication']}, protocol costs {c['protocol_costs']}",
+             f"homes {c['home']}, communication {c['communication']}, protocol costs {c['protocol_costs']}"
+             + (", messages taken in past the receiving I/O bus" if c.get("receive_without_bus") else ""),
              f"  work {d['sequential_cycles']:,} cycles; execution {execution:,} cycles (speedup {d['speedup']:.2f})",
              "  time per node (mean): " + ", ".join(f"{k.replace('_', ' ')} {100 * v / max(execution, 1):.1f}%"
                                                     for k, v in d["breakdown"].items()),

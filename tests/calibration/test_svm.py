@@ -837,6 +837,8 @@ def test_messages_taken_in_past_the_receiving_bus_meet_only_the_senders():
         # p2's request taken in at p0 (and a barrier message or two, a few cycles)
         assert waits[0, 2] == 0 if bypass else 2048 <= waits[0, 2] < 2048 + 16
         assert (booked[:, 2:].sum() == 0) == bypass          # nothing taken in over a bus
+        from calibration.sim.svm import format_result
+        assert format_result(run.to_dict()).splitlines()[0].endswith("past the receiving I/O bus") == bypass
     with pytest.raises(ModelError, match="receive_without_bus"):
         SVMConfig("sc", 64, receive_without_bus="yes")
 
