@@ -471,7 +471,7 @@ def machine_check(values: dict, nodes: int = 16, small: bool = False,
                  for name, c, case in keys]
         speedups = [rows[0]["speedup"] for rows in run_all(tasks, **runs)]
     elif receive_without_bus:
-        raise ValueError("receive_without_bus: the machine's grid was run with the receiving bus; leave machine out")
+        raise ModelError("receive_without_bus", "the machine's grid was run with the receiving bus: leave machine out")
     else:
         speedups = [_speedup(machine, name, c, case) for name, c, case in keys]
     rows = []

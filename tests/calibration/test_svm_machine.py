@@ -11,6 +11,7 @@ from calibration.sim.svm import SVMConfig, simulate_svm
 from calibration.studies import svm as svm_study
 from calibration.studies.svm_machine import (HLRC_CASES, PARAMETER_VALUES, SC_CASES, breakdown_table, largest_gain,
                                              machine_grid, parameter_sweeps, table4, table5)
+from mva.errors import ModelError
 
 
 def _grid(speedups: dict, kernel="lu") -> pd.DataFrame:
@@ -110,3 +111,22 @@ def test_the_study_checks_both_figure_files_before_any_run(tmp_path, capsys):
     assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft", "--plot", str(tmp_path / "bars.png")]) == 2
     assert "bars-figure5.png exists; pass --force" in capsys.readouterr().err
     assert (tmp_path / "bars-figure5.png").read_bytes() == b"taken" and not (tmp_path / "bars.png").exists()
+
+
+def test_the_model_checked_against_the_machine_past_the_receiving_buses():
+    # machine_check with receive_without_bus: the machine runs past its receiving buses
+    # (contention taken away: here no case is slower, some faster) and the model without their
+    # load (receive_load 0), the same solve as a direct one; a grid run with the buses
+    # cannot be read that way
+    from models.svm_cluster import SVMCluster
+
+    values = svm_study.study(4, small=True, kernels=("fft",))
+    past = svm_study.machine_check(values, 4, small=True, receive_without_bus=True)
+    over = svm_study.machine_check(values, 4, small=True)
+    assert (past.machine >= over.machine * (1 - 1e-12)).all() and (past.machine > over.machine).any()
+    for r in past.itertuples():
+        direct = SVMCluster({**values[r.kernel], "coherence": r.coherence, "communication": r.case[:-1],
+                             "protocol": r.case[-1], "receive_load": 0}).solve().outputs["speedup"]
+        assert r.mva == pytest.approx(direct, rel=1e-12)
+    with pytest.raises(ModelError, match="receive_without_bus"):
+        svm_study.machine_check(values, 4, small=True, machine=over, receive_without_bus=True)
