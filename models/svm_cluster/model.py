@@ -368,7 +368,8 @@ PARAMETERS = (
                                                          "critical sections name the same lock", real(0.0, 1.0))
       for c in ("hlrc", "sc")),
     Parameter("receive_load", 1, "", "1: the receiving I/O bus carries every message in (a background load on "
-                                     "it); 0: only the sender's bus, as the unloaded formula", integer(0, 1)),
+                                     "it); 0: only the sender's bus, as the unloaded formula (the SVM machine's "
+                                     "--receive-without-bus)", integer(0, 1)),
     Parameter("method", "auto", "", "method for the contention network (auto, linearizer, schweitzer: MVA "
                                     "with non-product-form terms; simulation)",
               choice("auto", "linearizer", "schweitzer", "simulation"), role="solver"),
