@@ -181,7 +181,16 @@ count spreads both as all):
   reductions after 26 to 48 requests each under SC, the lock time at SC AO went from
   3.8 times the machine's to 1.07 times and the model from 10.2% pessimistic to 1.6%;
   at HLRC AO from 1.9 times to 0.96, where the model went from 7.4% optimistic to 18.9%:
-  the lock time had hidden a data wait 16% and a barrier wait 20% below the machine's];
+  the lock time had hidden a data wait 16% and a barrier wait 20% below the machine's],
+  while they still hold the lock for the acquires that follow in the phase: their hold
+  over the run's length is a background utilisation of the lock station the others
+  meet, as the fetches inside sections are at the data stations [REC: on 16 nodes taking
+  one lock 40 times a phase (a page fetched and diffed inside), the model's run was
+  shorter than its own sections end to end, 1.1% to 5.8% short of the machine; with
+  the hold 1.1%, 2.6% and 3.4% short at HLRC AO, AB and BB; on the recorded programs
+  Volrend at HLRC AO went from 17.0% to 14.9% optimistic (its task-queue lock is taken
+  about 9 times a node a frame), no other case at AO or BB by more than 0.6 points;
+  chosen on that hand convoy];
 * barriers: a message to node 0 and one back per crossing.
 
 Barrier phases (``hlrc.phases``, ``sc.phases``; :func:`calibration.profiles.svm_cluster.phase_groups`)
@@ -703,9 +712,9 @@ class SVMCluster(ParameterisedModel):
             # first round: a round trip's unloaded cost)
             burst = _lock_bursts(app, share, section_service,
                                  np.full(P, round_trip_cost) if fetch_time is None else fetch_time)
-            _unqueue_first_sections(app, sections, D, Z, P)
+            first_hold = _unqueue_first_sections(app, sections, D, Z, P)
         else:
-            burst = np.zeros(P)
+            burst, first_hold = np.zeros(P), np.zeros(K)
         Z["lock"] += burst
         load = sum(background.values())[:3 * P].sum(axis=1)
         load[cpu] += handlers
@@ -719,7 +728,7 @@ class SVMCluster(ParameterisedModel):
                       - app["cs_local_requests"].sum() * share["cs_local_requests"]).clip(0.0) if K else np.zeros(0)
         lock_share = travelling / travelling.sum() if travelling.sum() > 0 else travelling
         cs = {"load": cs_load, "demand": background["cs"][:3 * P], "reach": reach_cs, "home": home_cs,
-              "latency": home_cs * 2 * lat, "lock_share": lock_share}
+              "latency": home_cs * 2 * lat, "lock_share": lock_share, "first_hold": first_hold}
         return D, Z, K, load, burst, cs
 
     def network(self, D, Z, K, P, cycles, wait=None, background=None):
@@ -728,8 +737,9 @@ class SVMCluster(ParameterisedModel):
         whole run).  ``wait``: each node's barrier wait, a delay, so every node runs at
         the slowest one's pace as a barrier-synchronised program does.  ``background``:
         each processor's, NI's and I/O bus's utilisation by fetches inside critical
-        sections (timed at the lock stations), which leaves the others the rest of its
-        capacity: their demands there are divided by 1 - background (the reduced-capacity
+        sections (timed at the lock stations), and then each lock station's by the
+        phases' first sections (timed in the bursts), which leaves the others the rest of
+        its capacity: their demands there are divided by 1 - background (the reduced-capacity
         treatment of a load served apart, as in the shadow server of Sevcik, "Priority
         scheduling disciplines in queueing network models of computer systems", IFIP
         1977).  The NIs, I/O buses and locks serve in order with constant service (a
@@ -741,7 +751,7 @@ class SVMCluster(ParameterisedModel):
         total = sum(D.values()) / cycles
         if background is not None:
             total = total.copy()
-            total[:3 * P] /= (1.0 - background)[:, None]
+            total[:background.size] /= (1.0 - background)[:, None]
         scv = 0.0
         names = ([f"cpu{j}" for j in range(P)] + [f"ni{j}" for j in range(P)] + [f"bus{j}" for j in range(P)]
                  + [f"lock{k}" for k in range(K)])
@@ -908,13 +918,15 @@ class SVMCluster(ParameterisedModel):
         # the bursts follow each node's data wait only where the file counts when the
         # nodes reach their first locks
         arrivals = section_service is not None and app["first_acquires"].sum() > 0
-        background = np.zeros(3 * P)
+        background = None
         receiving = bool(self.values["receive_load"])
         iterations, converged, change, accuracy, r = 0, False, math.inf, "", None
         relax, previous, population = RELAX, math.inf, None
         for iterations in range(1, MAX_ROUNDS_CONTRACTING + 1):  # noqa: B007 (the count is reported)
             D, Z, K, inside, burst, cs = self._demands(comm, prot, app, stretch, arrival if receiving else None,
                                                       section_service, fetch_time)
+            if background is None:
+                background = np.zeros(3 * P + K)
             net = self.network(D, Z, K, P, cycles, wait=wait, background=background)
             with warnings.catch_warnings():
                 # every round would warn; the last round's accuracy goes into the message
@@ -939,12 +951,14 @@ class SVMCluster(ParameterisedModel):
             # response of a fetch inside a critical section = unloaded cost scaled by the
             # queueing the data stations show
             rows = slice(0, 3 * P)
-            new = _lock_stretch(R[rows], total[rows], background, inside, cs, app, execution, comm["transfer"],
+            new = _lock_stretch(R[rows], total[rows], background[rows], inside, cs, app, execution, comm["transfer"],
                                 bus_cycles if receiving else None) if K else stretch
             new_wait = execution - T
-            # the critical sections' fetches spread over the run; relaxed, because a longer
-            # run dilutes the load that lengthened it (the plain iteration can oscillate)
-            target = np.minimum(inside / execution, BACKGROUND_LIMIT)
+            # the critical sections' fetches spread over the run, and the phases' first
+            # sections (which wait in the bursts) holding their locks: loads the others meet;
+            # relaxed, because a longer run dilutes the load that lengthened it (the plain
+            # iteration can oscillate)
+            target = np.minimum(np.concatenate([inside, cs["first_hold"]]) / execution, BACKGROUND_LIMIT)
             new_background = background + relax * (target - background)
             miss = float(np.max(np.abs(target - background)))
             if receiving:
@@ -1052,14 +1066,19 @@ def _unqueue_first_sections(app: dict, sections, D: dict, Z: dict, P: int) -> No
     contention network's lock queues as well: their share of each node's sections
     (``first_acquires`` over its outermost sections) holds the lock unqueued, moved from
     the lock stations' demands (``D``, rows from 3P) to the node's delays ``Z``, purpose
-    by purpose.  Nothing moves for a file without the count."""
+    by purpose.  Returns what moved per lock station (cycles): the hold the other
+    acquires still meet there (a background load in :meth:`SVMCluster._fixed_point`).
+    Nothing moves for a file without the count."""
     first = app["first_acquires"]
+    held = np.zeros(D["busy"].shape[0] - 3 * P)
     if first.sum() <= 0:
-        return
+        return held
     alone = np.divide(np.minimum(first, sections), sections, out=np.zeros(P), where=sections > 0)
     for p in PURPOSES:
+        held += (D[p][3 * P:] * alone).sum(axis=1)
         Z[p] += alone * D[p][3 * P:].sum(axis=0)
         D[p][3 * P:] *= 1.0 - alone
+    return held
 
 
 def _write_waits(app: dict, i: int, travel: float, payload: float, unit: float, comm: dict,

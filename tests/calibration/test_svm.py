@@ -1191,8 +1191,11 @@ def test_a_lock_taken_over_and_over_holds_the_machines_sections():
     # 16 nodes each take one lock 40 times, fetching and writing one page of node 0's
     # inside (HLRC: a fault, a twin, a diff at the release) and working 2,000 references
     # inside and 200 outside: the lock is saturated, so the run is the sections end to
-    # end.  The model within 6% of the machine at AO, AB and BB (measured -3.6%, -5.0%,
-    # -5.8%; -5.1% and -8.4% at AO and AB before the release's diff sends held the lock)
+    # end, the model's too (at least its 640 unloaded sections, the first of the phase's
+    # included: they wait in the burst but hold the lock for the rest).  The model within
+    # 4% of the machine at AO, AB and BB (measured -1.1%, -2.6%, -3.4%; before the first
+    # sections held the lock -3.6%, -5.0%, -5.8%, and before the release's diff sends
+    # did, -5.1%, -8.4%, -5.8%)
     traces = []
     for p in range(16):
         t = [(STORE, BASE + 8192 * (p + 1))] if p else [(STORE, BASE)]
@@ -1205,8 +1208,10 @@ def test_a_lock_taken_over_and_over_holds_the_machines_sections():
     values = application_values(*simulate_pair(wl))
     for comm, prot in (("A", "O"), ("A", "B"), ("B", "B")):
         machine = simulate_svm(wl, SVMConfig("hlrc", None, communication=comm, protocol_costs=prot))
-        model = SVMCluster({**values, "coherence": "hlrc", "communication": comm, "protocol": prot}).solve()
-        assert model.outputs["execution_cycles"] == pytest.approx(machine.execution_cycles, rel=0.06), (comm, prot)
+        model = SVMCluster({**values, "coherence": "hlrc", "communication": comm, "protocol": prot})
+        execution = model.solve().outputs["execution_cycles"]
+        assert execution >= 640 * model._section_service()[0], (comm, prot)
+        assert execution == pytest.approx(machine.execution_cycles, rel=0.04), (comm, prot)
 
 
 def test_simultaneous_acquires_lengthen_the_run_by_the_burst():
