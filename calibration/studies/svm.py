@@ -462,6 +462,8 @@ def machine_check(values: dict, nodes: int = 16, small: bool = False,
 
     sources = sources or {name: name for name in values}
     granularity = granularity or {name: GRANULARITY[name.partition("-")[0]] for name in values}
+    if receive_without_bus and machine is not None:
+        raise ModelError("receive_without_bus", "the machine's grid was run with the receiving bus: leave machine out")
     keys = [(name, c, case) for name in values for c, case in cases]
     bypass = {"receive_without_bus": True} if receive_without_bus else {}
     if machine is None:
@@ -470,8 +472,6 @@ def machine_check(values: dict, nodes: int = 16, small: bool = False,
                                  [{"communication": case[:-1], "protocol_costs": case[-1], **bypass}], load))
                  for name, c, case in keys]
         speedups = [rows[0]["speedup"] for rows in run_all(tasks, **runs)]
-    elif receive_without_bus:
-        raise ModelError("receive_without_bus", "the machine's grid was run with the receiving bus: leave machine out")
     else:
         speedups = [_speedup(machine, name, c, case) for name, c, case in keys]
     rows = []

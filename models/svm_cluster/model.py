@@ -1061,7 +1061,7 @@ def _burst_survives(reach, position, section: float) -> float:
     return total / (section * m * (m - 1) / 2)
 
 
-def _unqueue_first_sections(app: dict, sections, D: dict, Z: dict, P: int) -> None:
+def _unqueue_first_sections(app: dict, sections, D: dict, Z: dict, P: int) -> np.ndarray:
     """The first acquires of a phase wait in the burst (:func:`_lock_bursts`), not in the
     contention network's lock queues as well: their share of each node's sections
     (``first_acquires`` over its outermost sections) holds the lock unqueued, moved from
