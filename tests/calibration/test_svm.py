@@ -1054,6 +1054,21 @@ def test_an_sc_request_at_its_own_home_sends_nothing_and_a_forwarded_one_a_third
         SVMCluster({**_two_nodes(**base, local_requests=[6.0, 0.0], forwarded=[5.0, 0.0]), "coherence": "sc"})
 
 
+@pytest.mark.parametrize("receive_load", [0, 1])
+def test_requests_at_their_own_home_do_not_thin_the_replies_that_travel(receive_load):
+    # node 0's 10 SC requests from node 1 carry 640 bytes of replies (64 a block); 10 more
+    # at its own home send nothing and get no reply.  Those 10 replies still carry 64 bytes
+    # each (over all 20 requests they were priced at 32), so the run is the one without
+    # the local requests, the receiving bus's load and waits alike
+    base = dict(reply_bytes=[640.0, 0.0], served=[0.0, 10.0])
+    travelling = SVMCluster({**_two_nodes(**base, requests=[10.0, 0.0]), "coherence": "sc",
+                             "receive_load": receive_load}).solve()
+    with_local = SVMCluster({**_two_nodes(**base, requests=[20.0, 0.0], local_requests=[10.0, 0.0]),
+                             "coherence": "sc", "receive_load": receive_load}).solve()
+    assert with_local.outputs["execution_cycles"] == pytest.approx(travelling.outputs["execution_cycles"], rel=1e-9)
+    assert with_local.outputs["message_cycles"] == pytest.approx(travelling.outputs["message_cycles"], rel=1e-12)
+
+
 def _one_lock(**counts):
     """Two nodes taking one lock 100 times each, at AO (the model's values)."""
     base = dict(acquires=[100.0, 100.0], busy=[2e6, 2e6], cs_busy=[1e5, 1e5], **counts)
