@@ -47,6 +47,8 @@ R_GAPS = 5
 R_BUS_KINDS = 6
 N_CALENDARS = 7
 BUS_SEND_HEADER, BUS_SEND_DATA, BUS_RECEIVE_HEADER, BUS_RECEIVE_DATA = range(4)
+# and ``cal[node, R_BUS_KINDS, BUS_BUSY + k, 0]`` the cycles the bus carried kind k
+BUS_BUSY = 4
 # per-process times (``times``, cycles): the breakdown, the last data wait (when the
 # processor idled), the time a blocked lock request reached the holder, the finish
 (T_DATA, T_LOCK, T_BARRIER, T_PROTOCOL, T_HANDLER, T_DIFF, T_IDLE_FROM, T_IDLE_TO, T_LOCK_REQUEST,
@@ -201,11 +203,13 @@ def _deliver(t, s, r, nbytes, cost, cal, cal_n):
 def _book_bus(cal, cal_n, node, t, d, kind):
     """:func:`_book` on ``node``'s I/O bus, its wait also counted under ``kind``
     (``cal[node, R_BUS_KINDS]``: the bus's waits in :data:`R_QUEUED` split by what
-    waited; as there, a transfer of no cycles books and counts nothing)."""
+    waited, and the cycles it carried of each kind; as there, a transfer of no cycles
+    books and counts nothing)."""
     start = _book(cal, cal_n, node, R_BUS, t, d)
     if d > 0:
         cal[node, R_BUS_KINDS, kind, 0] += start - t
         cal[node, R_BUS_KINDS, kind, 1] += 1
+        cal[node, R_BUS_KINDS, BUS_BUSY + kind, 0] += d
     return start
 
 

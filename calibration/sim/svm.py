@@ -345,6 +345,9 @@ class SVMResult:
     #: its server's bus behind the server's own transfers (``receive_header``), a reply
     #: behind the server's other replies (``send_data``)
     bus_waits: np.ndarray = field(default=None, repr=False, compare=False)
+    #: processes x :data:`BUS_KINDS`: the cycles each node's I/O bus carried of each kind
+    #: (its busy time, split as :attr:`bus_waits`), to set beside a model's bus load
+    bus_busy: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -544,7 +547,8 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution),
                      cal[:, K.R_QUEUED, [K.R_CPU, K.R_BUS, K.R_NI]].transpose(2, 0, 1).copy(),
                      cal[:, K.R_GAPS].copy(),
-                     cal[:, K.R_BUS_KINDS, :len(BUS_KINDS)].transpose(2, 0, 1).copy())
+                     cal[:, K.R_BUS_KINDS, :len(BUS_KINDS)].transpose(2, 0, 1).copy(),
+                     cal[:, K.R_BUS_KINDS, K.BUS_BUSY:K.BUS_BUSY + len(BUS_KINDS), 0].copy())
 
 
 def _phase_times(released, times, execution) -> np.ndarray:

@@ -39,7 +39,8 @@ count spreads both as all):
 
 * a round trip (page fetch, block fault): overhead on cpu_i, occupancy on ni_i, the
   request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
-  reply's packets on ni_j and bytes on bus_j, two link latencies; under SC a request at
+  reply's packets on ni_j and bytes on bus_j, two link latencies; the reply's payload is
+  node i's ``reply_bytes`` over its requests that travel (:func:`_reply_payload`); under SC a request at
   the node's own home with no dirty owner (``local_requests``) sends nothing but its
   invalidations, and one the home forwards to a dirty owner (``forwarded``) takes a third
   hop, unloaded [REC: counted as round trips, they left the model 24% and 12% pessimistic
@@ -616,6 +617,11 @@ class SVMCluster(ParameterisedModel):
             Z["data_wait"][i] += (trips * 2 * lat + (app["forwarded"][i] - app["cs_forwarded"][i]) * hop
                                   + (trips - queued) * message_cycles(payload, o, occ, tb, 0.0, hm, prot["handler"],
                                                                       header=HEADER))
+            # the third hop of a forwarded request (a delay above; inside critical sections,
+            # the lock's): its header crosses the home's bus and the owner's, a load there
+            forwards = app["forwarded"][i]
+            background["oneway"][bus, i] += forwards * w * HEADER * tb
+            received += forwards * w * HEADER * tb
             if arrival_wait is not None:      # the request at its server's bus, the reply at i's
                 at_server, at_home = arrival_wait
                 Z["data_wait"][i] += trips * (w @ at_server + at_home[i])
@@ -635,6 +641,9 @@ class SVMCluster(ParameterisedModel):
                 grants = min(sections[i], lm)
                 lm -= grants
                 D["lock"][3 * P:, i] += grants * grant * share["sections"]
+                # and its header crosses the holder's bus and i's: a load the others meet
+                background["oneway"][bus, i] += grants * HEADER * tb * others / (P - 1)
+                received[i] += grants * HEADER * tb
             if P > 1:
                 send("lock", own, lm, 0.0)
                 D["lock"][cpu, i] += lm * handling * others / (P - 1)

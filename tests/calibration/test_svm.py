@@ -1678,6 +1678,61 @@ def test_bus_waits_split_the_io_bus_queue_by_what_waited():
     assert not free.bus_waits.any() and not free.queue_waits[:, :, 1].any()
 
 
+def test_bus_busy_is_what_each_bus_carried_by_hand():
+    # one reader fetches p0's page at AO (as above), 2 cycles a byte: p0 sends two
+    # barrier releases (16-byte headers) and the page (4,096 + 16), takes in two arrivals
+    # and the request; the reader the mirror image
+    work = [(LOAD, PRIVATE)] * 100
+    p0 = [(STORE, BASE), (STORE, BASE + 4096), (BARRIER, 0), (BARRIER, 1)]
+    reader = [(BARRIER, 0), *work, (LOAD, BASE), (BARRIER, 1)]
+    quiet = simulate_svm(_workload(p0, reader), SVMConfig("hlrc", communication="A", protocol_costs="O"))
+    assert quiet.bus_busy.tolist() == [[64, 8224, 96, 0], [96, 0, 64, 8224]]
+    assert not simulate_svm(_workload(p0, reader), SVMConfig("hlrc", **FREE)).bus_busy.any()
+
+
+def _bus_load(values: dict, coherence: str, case: str) -> float:
+    """The layered model's I/O bus load (cycles, summed over the nodes: what they send
+    and take in) at ``case`` (communication and protocol set)."""
+    model = SVMCluster({**values, "coherence": coherence, "communication": case[0], "protocol": case[1]})
+    app = model.app()
+    P = app["busy"].shape[0]
+    D, _, _, load, _, _ = model._demands(COMMUNICATION[case[0]], PROTOCOL[case[1]], app, np.ones(P))
+    return float(sum(D.values())[2 * P:3 * P].sum() + load[2 * P:3 * P].sum())
+
+
+@pytest.mark.parametrize("case", ["AO", "BB"])
+@pytest.mark.parametrize("coherence", ["hlrc", "sc"])
+def test_the_models_bus_load_is_the_machines_bus_busy_time(coherence, case):
+    # the restructured FFT kernel runs the same requests at any cost (43% of them at the
+    # requester's own home under SC), so the model's I/O bus load from the counts of the
+    # run without costs is the machine's busy time to the cycle: every reply at its
+    # payload (over all requests, local ones included, it was 77% of it under SC)
+    wl = parallel_kernel("fft-restructured", processes=4, size=64)
+    values = application_values(*simulate_pair(wl, granularity=64))
+    run = simulate_svm(wl, SVMConfig(coherence, None if coherence == "hlrc" else 64, communication=case[0],
+                                     protocol_costs=case[1]))
+    assert run.totals["requests"] == sum(values[f"{coherence}.requests"])
+    assert _bus_load(values, coherence, case) == pytest.approx(float(run.bus_busy.sum()), rel=1e-9)
+
+
+@pytest.mark.parametrize("case", ["AO", "BB"])
+def test_a_lock_grant_and_a_forwarded_requests_third_hop_load_the_buses(case):
+    # SC: p1 writes p0's block (p1 owns it dirty), p2 reads it (home p0 forwards to p1:
+    # a third hop), then p1 and p2 take a lock in turn (the second grant comes from the
+    # last holder); each step apart between barriers, so the run without costs counts
+    # what the timed one does, and the model's bus load is the machine's busy time
+    p0 = [(STORE, BASE), (BARRIER, 0), (BARRIER, 1), (BARRIER, 2), (BARRIER, 3), (BARRIER, 4)]
+    p1 = [(BARRIER, 0), (STORE, BASE), (BARRIER, 1), (BARRIER, 2), (ACQUIRE, 1), (RELEASE, 1), (BARRIER, 3),
+          (BARRIER, 4)]
+    p2 = [(BARRIER, 0), (BARRIER, 1), (LOAD, BASE), (BARRIER, 2), (BARRIER, 3), (ACQUIRE, 1), (RELEASE, 1),
+          (BARRIER, 4)]
+    wl = _workload(p0, p1, p2)
+    values = application_values(*simulate_pair(wl, granularity=64))
+    assert sum(values["sc.forwarded"]) == 1 and sum(values["sc.acquires"]) == 2
+    run = simulate_svm(wl, SVMConfig("sc", 64, communication=case[0], protocol_costs=case[1]))
+    assert _bus_load(values, "sc", case) == pytest.approx(float(run.bus_busy.sum()), rel=1e-9)
+
+
 def test_an_exchange_where_each_server_has_one_requester_at_a_time_on_the_machine_and_the_model():
     # 16 nodes fetch each other's pages at AO: in Splash's staggered order (FFT's
     # transposes) each server has one requester at a time and the machine is 15% faster
