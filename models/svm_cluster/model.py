@@ -40,10 +40,10 @@ count spreads both as all):
 * a round trip (page fetch, block fault): overhead on cpu_i, occupancy on ni_i, the
   request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
   reply's packets on ni_j and bytes on bus_j, two link latencies; the reply's payload is
-  node i's ``reply_bytes`` over its requests that travel (:func:`_reply_payload`); under SC a request at
-  the node's own home with no dirty owner (``local_requests``) sends nothing but its
+  node i's ``reply_bytes`` over its requests that travel (:func:`_reply_payload`); under
+  SC a request at the node's own home with no dirty owner (``local_requests``) sends nothing but its
   invalidations, and one the home forwards to a dirty owner (``forwarded``) takes a third
-  hop, unloaded [REC: counted as round trips, they left the model 24% and 12% pessimistic
+  hop, unloaded, whose header loads the buses it crosses [REC: counted as round trips, they left the model 24% and 12% pessimistic
   on the recorded Ocean and FFT at SC AO, where 43% and 24% of the requests are at their
   own home (6% and 3% optimistic with them), and, with the acknowledgements inside
   critical sections below, 40% optimistic on Raytrace, 29% forwarded (7%)];
@@ -148,7 +148,8 @@ count spreads both as all):
   outer lock too; the grant that passes the lock on (host overhead, NI occupancy, the
   header over both buses, link latency; one per acquire not nested; no handler at its
   receiver, as in the machine) is the lock's time as well as the acquirer's: a holder's
-  successor waits for it; the other lock messages are one-hop requests;
+  successor waits for it; its header also loads both buses; the other lock messages are
+  one-hop requests;
 * acquires right after a barrier (:func:`_lock_bursts`): the barrier releases every node
   at once, so each phase's first acquires meet at the locks together, a wait the
   contention network (which spreads visits over the phase) does not see; the last
