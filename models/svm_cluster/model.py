@@ -41,12 +41,13 @@ count spreads both as all):
   request's bytes on bus_i, handling + handler + the reply's overhead on cpu_j, the
   reply's packets on ni_j and bytes on bus_j, two link latencies; the reply's payload is
   node i's ``reply_bytes`` over its requests that travel (:func:`_reply_payload`); under
-  SC a request at the node's own home with no dirty owner (``local_requests``) sends nothing but its
-  invalidations, and one the home forwards to a dirty owner (``forwarded``) takes a third
-  hop, unloaded, whose header loads the buses it crosses [REC: counted as round trips, they left the model 24% and 12% pessimistic
-  on the recorded Ocean and FFT at SC AO, where 43% and 24% of the requests are at their
-  own home (6% and 3% optimistic with them), and, with the acknowledgements inside
-  critical sections below, 40% optimistic on Raytrace, 29% forwarded (7%)];
+  SC a request at the node's own home with no dirty owner (``local_requests``) sends
+  nothing but its invalidations, and one the home forwards to a dirty owner
+  (``forwarded``) takes a third hop, unloaded, whose header loads the buses it crosses
+  [REC: counted as round trips, they left the model 24% and 12% pessimistic on the
+  recorded Ocean and FFT at SC AO, where 43% and 24% of the requests are at their own
+  home (6% and 3% optimistic with them), and, with the acknowledgements inside critical
+  sections below, 40% optimistic on Raytrace, 29% forwarded (7%)];
 * the share of the fetches whose server no other node fetches from at the time
   (:func:`_apart`, from the run without costs: ``colliding``, the other nodes near the
   nodes' requests at the same server, over what independent routing expects of those
@@ -575,8 +576,7 @@ class SVMCluster(ParameterisedModel):
         # one request's unloaded hop (a forwarded request's third, a nested acquire's message)
         hop = message_cycles(0.0, o, occ, tb, lat, hm, prot["handler"], header=HEADER)
         # a fetch's unloaded round trip, at the run's mean reply
-        round_trip_cost = hop + message_cycles(_mean_reply_payload(app), o, occ,
-                                               tb, lat, 0.0, header=HEADER)
+        round_trip_cost = hop + message_cycles(_mean_reply_payload(app), o, occ, tb, lat, 0.0, header=HEADER)
         # a grant passing a lock on: no handler at its receiver, whose bus takes it in too
         grant = message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER) + HEADER * tb
         sections = _sections(app)
@@ -999,18 +999,23 @@ class SVMCluster(ParameterisedModel):
                 "iterations": iterations, "converged": converged, "change": change, "accuracy": accuracy}
 
 
+def _travelling(app: dict) -> np.ndarray:
+    """Each node's requests that travel (and get a reply): its requests less those at its
+    own home with no dirty owner (``local_requests``, SC), which send none."""
+    return (app["requests"] - app["local_requests"]).clip(0.0)
+
+
 def _reply_payload(app: dict) -> np.ndarray:
-    """Each node's mean reply payload (bytes) over the requests that travel: the reply
-    bytes over the requests less those at the node's own home with no dirty owner
-    (``local_requests``, SC), which send no reply [REC: over all requests, Ocean's replies
-    at SC were 57% of their 64 B, 43% of its requests being local]."""
-    trips = (app["requests"] - app["local_requests"]).clip(0.0)
+    """Each node's mean reply payload (bytes): its reply bytes over its requests that
+    travel (:func:`_travelling`) [REC: over all requests, Ocean's replies at SC were 57% of
+    their 64 B, 43% of its requests being local]."""
+    trips = _travelling(app)
     return np.divide(app["reply_bytes"], trips, out=np.zeros_like(trips), where=trips > 0)
 
 
 def _mean_reply_payload(app: dict) -> float:
     """The run's mean reply payload (bytes) over the requests that travel (:func:`_reply_payload`)."""
-    trips = float((app["requests"] - app["local_requests"]).clip(0.0).sum())
+    trips = float(_travelling(app).sum())
     return float(app["reply_bytes"].sum()) / trips if trips > 0 else 0.0
 
 
@@ -1312,7 +1317,7 @@ def _arrival_waits(app: dict, bus_cycles, execution: float, transfer: float):
     zero = np.zeros_like(app["busy"])
     own = (HEADER + _reply_payload(app)) * transfer
     oneway = np.divide(app["oneway_bytes"], app["oneway"], out=zero.copy(), where=app["oneway"] > 0) * transfer
-    trips = (app["requests"] - app["local_requests"]).clip(0.0)
+    trips = _travelling(app)
     flows = [(app["served"], (HEADER + payload) * transfer), (trips, own), (app["oneway"], oneway)]
 
     def wait(flows, busy):
