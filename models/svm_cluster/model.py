@@ -580,7 +580,7 @@ class SVMCluster(ParameterisedModel):
         # a grant passing a lock on: no handler at its receiver, whose bus takes it in too
         grant = message_cycles(0.0, o, occ, tb, lat, 0.0, header=HEADER) + HEADER * tb
         sections = _sections(app)
-        replies = _reply_payload(app)
+        travelling, replies = _travelling(app), _reply_payload(app)
         unit = self.values[f"{self.values['coherence']}.unit_bytes"]
         for i in range(P):
             own = np.eye(P)[i]
@@ -605,7 +605,7 @@ class SVMCluster(ParameterisedModel):
             # Counted apart inside and outside critical sections: the fetches that travel
             trips_inside = max(app["cs_requests"][i] - app["cs_local_requests"][i], 0.0)
             trips = max(req - app["cs_requests"][i] - (app["local_requests"][i] - app["cs_local_requests"][i]), 0.0)
-            travel = 1.0 - app["local_requests"][i] / req if req > 0 else 1.0
+            travel = travelling[i] / req if req > 0 else 1.0
             # the share of them whose server no other node fetches from meanwhile
             # (:func:`_apart`): served without queueing behind other requesters, a load
             # the others meet there
