@@ -48,7 +48,7 @@ def damped(relaxation):
 @_jit
 def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, queue_correction,
                      marginal_correction, queue, marginal, throughput, tol, max_iter, residual, backlog, level,
-                     preemption, blocking):
+                     visits, preemption, blocking):
     """Solve the approximate-MVA equations at one population vector by successive
     substitution.
 
@@ -85,6 +85,10 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
     level : (M, C) int64               priority level of each class at a priority station
                                        (lower served first, preemptive-resume); equal
                                        everywhere else.
+    visits : (M, C) float64            visits per interaction (1: the demand is one visit's
+                                       service); at a ``backlog`` station an arrival waits
+                                       for each customer found for its class's service per
+                                       visit, D_kj / V_kj, once per own visit.
     preemption : int                   :data:`PREEMPT_BKLC`, :data:`PREEMPT_CL` or
                                        :data:`PREEMPT_BLEND` (the preemption factor).
     blocking : bool                    apply the blocking correction of
@@ -183,7 +187,8 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
                 if backlog[k]:
                     residence[k, c] = nonproduct_residence(k, c, d, r, arriving, inv_last[k], alone, share,
                                                            station_queue[k], queue_correction[k, c], demand,
-                                                           population, queue, throughput, residual[k], level, preemption, blocking)
+                                                           population, queue, throughput, residual[k], level, visits,
+                                                           preemption, blocking)
                     continue
                 residence[k, c] = d * (r + arriving * inv_last[k])
                 if residual[k] != 0.0 and not alone:
@@ -230,7 +235,7 @@ def amva_fixed_point(demand, is_delay, capacity, cap_len, think, population, que
 
 @_jit
 def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_queue, correction, demand,
-                         population, queue, throughput, residual, level, preemption, blocking):
+                         population, queue, throughput, residual, level, visits, preemption, blocking):
     """Residence time of class ``c`` at a station that is not product form (one visit).
 
     The customers an arrival finds are estimated as the product-form ones are
@@ -256,6 +261,16 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
     (``benchmarks/accuracy_nonproduct.py``): the residual-time term fades with the
     station's idle share, and an arrival finds fewer customers of other kinds than the
     time average (below).
+
+    Visits (``visits``; 1 by default, where every demand is one visit's service): the
+    customers found are worked off each with its class's service per visit,
+    S_j = D_j / V_j, and the arrival meets them at each of its V_c visits, so D_j above
+    becomes V_c S_j, W_c = V_c sum_{j in L} S_j Q_j(n - e_c) (the per-visit form of the
+    FCFS approximation, Lazowska et al. 1984, sec. 7.4.2, there with R per visit), and
+    the station is uniform when every class has one service per visit.  Where a class
+    visits rarely with long services and another often with short ones (a bus carrying
+    pages for some nodes and headers for another), one visit per interaction had every
+    customer found worth only its demand per interaction of work.
     """
     if d == 0.0:
         return 0.0      # a class that does not visit the station
@@ -268,10 +283,13 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
     extra = 0.0
     offered = 0.0
     busy = 0.0
-    uniform = True   # one demand and one level for every visiting class: nothing to correct
+    uniform = True   # one service per visit and one level for every visiting class: nothing to correct
+    per_visit = visits[k, c]         # the arrival's visits: it meets the customers found at each
+    service = d / per_visit
     for j in range(C):
         busy += throughput[j] * demand[k, j] * inv_last
-        if population[j] > 0.0 and demand[k, j] > 0.0 and (demand[k, j] != d or level[k, j] != mine):
+        if population[j] > 0.0 and demand[k, j] > 0.0 and (demand[k, j] / visits[k, j] != service
+                                                            or level[k, j] != mine):
             uniform = False
     # A customer cannot arrive while it waits here, so its arrivals avoid the times the
     # station works for the customers it waits behind: it finds fewer of them than the
@@ -290,6 +308,8 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
         if n_j == 0.0 or level[k, j] > mine:
             continue
         d_j = demand[k, j]
+        # class j's work found at each of the arrival's visits, over its visits per interaction
+        w_j = d_j * per_visit / visits[k, j]
         if level[k, j] < mine:
             # Chandy & Lakshmi: the higher class's utilisation with its customers found
             # here removed, X_j interpolated as X_j (n_j - Q_j) / n_j
@@ -303,12 +323,12 @@ def nonproduct_residence(k, c, d, r, arriving, inv_last, alone, share, station_q
         if seen < 0.0:
             seen = 0.0
         if blocking and not uniform:
-            seen /= max(1.0 - own_share + own_rate * d_j, 1.0)
+            seen /= max(1.0 - own_share + own_rate * w_j, 1.0)
         ahead += seen
-        ahead_work += d_j * seen
+        ahead_work += w_j * seen
         if residual != 0.0:
             kept = (n_j - 1.0) / n_j if j == c else 1.0
-            extra += throughput[j] * d_j * d_j * kept
+            extra += throughput[j] * d_j * w_j * kept
             offered += throughput[j] * d_j * kept
     mean_d = ahead_work / ahead if ahead > 0.0 else d
     # the product-form count of customers found, with the lower levels' left out

@@ -5,7 +5,7 @@ and call them; the method and its references are in :mod:`mva.approximate`.
 
 The arrays of a *plan* are those of :class:`mva.plan.SolverPlan` (closed part): demand
 (M, C), is_delay (M,), table (M, Jmax), cap_len (M,), think (C,), residual (M,), backlog
-(M,), level (M, C).
+(M,), level (M, C), visits (M, C).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ WARM_BLOCK = 64
 
 @_jit
 def solve_population(demand, is_delay, table, cap_len, think, population, queue_correction, marginal_correction,
-                     queue, marginal, throughput, tol, max_iter, residual, backlog, level, preemption, blocking):
+                     queue, marginal, throughput, tol, max_iter, residual, backlog, level, visits, preemption, blocking):
     """The approximate-MVA fixed point at ``population`` (:func:`amva_fixed_point`,
     ``queue``, ``marginal`` and ``throughput`` in/out), finished by Newton's method on a
     network of queues and delays that substitution does not settle.
@@ -43,7 +43,7 @@ def solve_population(demand, is_delay, table, cap_len, think, population, queue_
     budget = min(max_iter, SUBSTITUTION_BEFORE_NEWTON) if reducible else max_iter
     x, residence, removal, iterations, error = amva_fixed_point(
         demand, is_delay, table, cap_len, think, population, queue_correction, marginal_correction, queue, marginal,
-        throughput, tol, budget, residual, backlog, level, preemption, blocking)
+        throughput, tol, budget, residual, backlog, level, visits, preemption, blocking)
     newton = 0
     if error > tol and reducible:
         nx, nr, nq, its, nerr = amva_newton(demand, is_delay, think, population, queue_correction, x, tol,
@@ -89,7 +89,7 @@ def cold_state(demand, think, population, queue, marginal, throughput):
 
 
 @_jit
-def linearizer(demand, is_delay, table, cap_len, think, population, residual, backlog, level, preemption, blocking,
+def linearizer(demand, is_delay, table, cap_len, think, population, residual, backlog, level, visits, preemption, blocking,
                tol, max_iter, max_outer, warm, fraction_shift, marginal_shift, queue, marginal, throughput, sub_queue,
                sub_marginal, sub_throughput):
     """Linearizer (Chandy & Neuse 1982) with the marginal corrections of Krzesinski &
@@ -113,7 +113,7 @@ def linearizer(demand, is_delay, table, cap_len, think, population, residual, ba
         cold_state(demand, think, population, queue, marginal, throughput)
     residence, removal, iterations, newton, error = solve_population(
         demand, is_delay, table, cap_len, think, population, linearizer_queue_correction(fraction_shift, population),
-        marginal_shift, queue, marginal, throughput, inner_tol, max_iter, residual, backlog, level, preemption,
+        marginal_shift, queue, marginal, throughput, inner_tol, max_iter, residual, backlog, level, visits, preemption,
         blocking)
     sub_population = np.empty((C, C))
     for c in range(C):
@@ -143,7 +143,7 @@ def linearizer(demand, is_delay, table, cap_len, think, population, residual, ba
             _, _, its, nits, err = solve_population(
                 demand, is_delay, table, cap_len, think, pop, linearizer_queue_correction(fraction_shift, pop),
                 marginal_shift, sub_queue[c], sub_marginal[c], sub_throughput[c], inner_tol, max_iter, residual,
-                backlog, level, preemption, blocking)
+                backlog, level, visits, preemption, blocking)
             iterations += its
             newton += nits
             inner_ok = inner_ok and err <= inner_tol
@@ -166,7 +166,7 @@ def linearizer(demand, is_delay, table, cap_len, think, population, residual, ba
         residence, removal, its, nits, err = solve_population(
             demand, is_delay, table, cap_len, think, population,
             linearizer_queue_correction(fraction_shift, population), marginal_shift, queue, marginal, throughput,
-            inner_tol, max_iter, residual, backlog, level, preemption, blocking)
+            inner_tol, max_iter, residual, backlog, level, visits, preemption, blocking)
         iterations += its
         newton += nits
         inner_ok = inner_ok and err <= inner_tol
@@ -240,7 +240,7 @@ def _continuation_step(demand, think, b):
 
 
 @_jit(parallel=True)
-def batch_approximate(demand, think, is_delay, table, cap_len, population, residual, backlog, level, preemption,
+def batch_approximate(demand, think, is_delay, table, cap_len, population, residual, backlog, level, visits, preemption,
                       blocking, use_linearizer, tol, max_iter, max_outer, variants, throughput, residence, marginal,
                       converged, iterations, variant_throughput):
     """Cases of one network shape (cases differ in demands and think times only), each
@@ -312,7 +312,7 @@ def batch_approximate(demand, think, is_delay, table, cap_len, population, resid
             for _attempt in range(2):
                 if use_linearizer:
                     r, its, _, _, outer_error, inner_ok = linearizer(
-                        d, is_delay, table, cap_len, z, population, residual, backlog, level, preemption, blocking,
+                        d, is_delay, table, cap_len, z, population, residual, backlog, level, visits, preemption, blocking,
                         tol, max_iter, max_outer, warm, fraction_shift, marginal_shift, queue, marg, x, sub_queue,
                         sub_marginal, sub_x)
                     ok = inner_ok and outer_error <= tol
@@ -321,7 +321,7 @@ def batch_approximate(demand, think, is_delay, table, cap_len, population, resid
                         cold_state(d, z, population, queue, marg, x)
                     r, _, its, _, err = solve_population(
                         d, is_delay, table, cap_len, z, population, no_queue_correction, no_marginal_correction,
-                        queue, marg, x, tol, max_iter, residual, backlog, level, preemption, blocking)
+                        queue, marg, x, tol, max_iter, residual, backlog, level, visits, preemption, blocking)
                     ok = err <= tol
                 iterations[b] += its
                 if ok or not warm:
@@ -339,7 +339,7 @@ def batch_approximate(demand, think, is_delay, table, cap_len, population, resid
                     d, is_delay, table, cap_len, z, population, no_queue_correction, no_marginal_correction,
                     v_queue[v], v_marginal[v], v_x[v], tol, max_iter,
                     zero_residual if off or variants[v, 1] == 1 else residual, zero_backlog if off else backlog,
-                    level, variants[v, 0], variants[v, 2] == 1)
+                    level, visits, variants[v, 0], variants[v, 2] == 1)
                 iterations[b] += its
                 variant_throughput[b, v] = v_x[v]
             # the predictor extrapolates from the last two states of one chain only

@@ -120,7 +120,8 @@ def _seidmann(network: Network):
     for s in network.stations:
         if s.kind != "multi" or s.servers == 1:
             groups.append([len(stations)])
-            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand, discipline=s.discipline, scv=s.scv))
+            stations.append(s if s.kind != "multi" else Station(s.name, "queue", s.demand, discipline=s.discipline,
+                                                                scv=s.scv, visits=s.visits))
             continue
         m = s.servers
         delay_name = f"{s.name}~delay"
@@ -129,7 +130,7 @@ def _seidmann(network: Network):
         taken.add(delay_name)
         groups.append([len(stations), len(stations) + 1])
         stations.append(Station(s.name, "queue", tuple(d / m for d in s.demand), discipline=s.discipline,
-                                scv=s.scv))
+                                scv=s.scv, visits=s.visits))
         stations.append(Station(delay_name, "delay", tuple(d * (m - 1) / m for d in s.demand)))
     return network.replace(stations=stations), groups
 
@@ -164,7 +165,7 @@ class _State:
     def solve(self, plan, queue_correction, marginal_correction, tol, max_iter):
         out = solve_population(plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think,
                                self.population, queue_correction, marginal_correction, self.queue, self.marginal,
-                               self.throughput, tol, max_iter, plan.residual, plan.backlog, plan.closed_level,
+                               self.throughput, tol, max_iter, plan.residual, plan.backlog, plan.closed_level, plan.closed_visits,
                                plan.preemption, plan.blocking)
         self.residence, self.removal, self.iterations, self.newton_iterations, self.error = out
         return self
@@ -368,7 +369,7 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
             sub_queue[c], sub_marginal[c], sub_throughput[c] = queue, marginal, throughput
     residence, iterations, newton, outer, outer_error, inner_ok = linearizer_kernel(
         plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think, population, plan.residual,
-        plan.backlog, plan.closed_level, plan.preemption, plan.blocking, tol, max_iter, max_outer, start is not None,
+        plan.backlog, plan.closed_level, plan.closed_visits, plan.preemption, plan.blocking, tol, max_iter, max_outer, start is not None,
         fraction_shift, marginal_shift, main.queue, main.marginal, main.throughput, sub_queue, sub_marginal,
         sub_throughput)
     main.residence = residence

@@ -220,7 +220,7 @@ def batch_approximate(network: Network, demand, think, method: str = "linearizer
         iterations = np.zeros(len(rows), dtype=np.int64)
         variants = np.zeros((len(rows), len(settings), C))
         kernel(np.ascontiguousarray(demand[rows]), np.ascontiguousarray(think[rows]), plan.is_delay, plan.table,
-               plan.cap_len, population, plan.residual, plan.backlog, plan.closed_level, plan.preemption,
+               plan.cap_len, population, plan.residual, plan.backlog, plan.closed_level, plan.closed_visits, plan.preemption,
                plan.blocking, chosen == "linearizer", tol, max_iter, max_outer, settings, x, residence, marginal,
                converged, iterations, variants)
         util = utilization(plan, demand[rows] * x[:, None, :], marginal)

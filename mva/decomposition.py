@@ -166,6 +166,9 @@ def _block(network: Network, plan: SolverPlan):
         s = network.stations[k]
         if s.kind != "queue" or plan.residual[k] != 0.0:
             return f"{s.name} is not a single-server queue with exponential service"
+        if (plan.closed_visits[k][plan.closed_demand[k] > 0] != 1.0).any():
+            # the chain routes one visit per interaction through each block station
+            return f"{s.name} gives visits other than one per interaction (its chain serves one visit each)"
     for k, s in enumerate(network.stations):
         if k not in block and s.kind not in ("queue", "delay"):
             return f"{s.name} is a {s.kind} station (the complement takes single-server queues and delays)"

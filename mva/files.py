@@ -19,6 +19,8 @@ Format (TOML; JSON has the same structure, ``{"network": {...}, "station": [...]
     # discipline = "fcfs"       # queue, multi: ps (default) | fcfs | priority (queue)
     # priority = [0, 1]         # discipline = "priority": per class, lower first, equal = one level
     # scv = 0.0                 # service variability: 1 exponential (default), 0 deterministic
+    # visits = [1.0, 0.25]      # per class, per interaction (default 1): service per visit
+    #                           # = demand / visits, what an FCFS arrival waits for per customer
 
 Unknown keys are errors (a typo must not silently fall back to a default).  The solvers
 are unit-agnostic: demands, think times and arrival rates only need one time unit, which
@@ -41,7 +43,7 @@ __all__ = ["load_network", "read_document", "network_from_dict", "time_unit"]
 DEFAULT_TIME_UNIT = "time unit"
 
 NETWORK_KEYS = ("name", "time_unit", "classes", "population", "think_time", "arrival_rate")
-STATION_KEYS = ("name", "type", "demand", "servers", "capacity", "discipline", "priority", "scv")
+STATION_KEYS = ("name", "type", "demand", "servers", "capacity", "discipline", "priority", "scv", "visits")
 
 
 def read_document(path: str) -> dict:
@@ -125,7 +127,7 @@ def network_from_dict(doc: dict) -> Network:
         stations.append(Station(name=st["name"], kind=st["type"], demand=st["demand"],
                                 servers=st.get("servers", 1), capacity=st.get("capacity"),
                                 discipline=st.get("discipline", "ps"), priority=st.get("priority"),
-                                scv=st.get("scv", 1.0)))
+                                scv=st.get("scv", 1.0), visits=st.get("visits")))
     if "population" not in head and "arrival_rate" not in head:
         raise ModelError("network.population", "is missing (give population and/or arrival_rate)")
     name = head.get("name", "")

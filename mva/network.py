@@ -101,6 +101,15 @@ class Station:
         ``ps`` and ``delay`` stations do not depend on it (BCMP insensitivity); at
         ``fcfs`` and ``priority`` stations the analytic methods add a residual-time term
         (:mod:`mva.nonproduct`) and flag the result.
+    visits : sequence of float, one per class, optional
+        Visits per interaction (> 0 where the class has a demand; 0 allowed where it has
+        none): the class's service time per visit is ``demand / visits``.  The means of a
+        product-form station depend on the demands alone, so only where the station is
+        not product form (FCFS, priority) do the visits matter: an arrival waits for the
+        customers it finds, each for its own class's *service per visit*, and an FCFS
+        station is product form when every visiting class has the same service per
+        visit, whatever its demand.  Default: one visit per interaction (the service is
+        the demand).
     """
 
     name: str
@@ -111,6 +120,7 @@ class Station:
     discipline: str = "ps"
     priority: tuple[int, ...] | None = None
     scv: float = 1.0
+    visits: tuple[float, ...] | None = None
 
     def __post_init__(self):
         where = f"station[{self.name}]"
@@ -131,6 +141,21 @@ class Station:
         if not math.isfinite(scv) or not 0 <= scv <= MAX_SCV:
             raise ModelError(f"{where}.scv", f"must be from 0 to {MAX_SCV:g} (1 = exponential), got {scv!r}")
         object.__setattr__(self, "scv", float(scv))
+        object.__setattr__(self, "visits", self._checked_visits(where))
+
+    def _checked_visits(self, where: str):
+        """``visits``: one finite number per class, > 0 where the class has a demand."""
+        if self.visits is None:
+            return None
+        visits = _finite_nonnegative(_as_sequence(self.visits, f"{where}.visits"), f"{where}.visits", "visits")
+        if len(visits) != len(self.demand):
+            raise ModelError(f"{where}.visits", f"has {len(visits)} entries, expected {len(self.demand)} "
+                                                "(one per class, as the demand)")
+        for i, (v, d) in enumerate(zip(visits, self.demand, strict=True)):
+            if d > 0 and v == 0:
+                raise ModelError(f"{where}.visits", f"visits[{i}] is 0 where demand[{i}] = {d:g} is not: a class "
+                                                    "with a demand visits the station")
+        return visits
 
     def _checked_servers(self, where: str) -> int:
         """``servers``: an integer >= 1 at a multi station, 1 elsewhere."""
@@ -234,6 +259,8 @@ class Network:
     name: str = ""
     # Cached arrays, derived once at construction.
     demands: np.ndarray = field(init=False, repr=False, compare=False)
+    #: (M, C) visits per interaction, 1 where a station gives none or the class has no demand.
+    visits: np.ndarray = field(init=False, repr=False, compare=False)
     # Solver plans derived from this (immutable) network, keyed by solver.
     _derived: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -268,6 +295,12 @@ class Network:
         object.__setattr__(self, "think_time", think)
         object.__setattr__(self, "arrival_rate", rate)
         object.__setattr__(self, "demands", demands)
+        visits = np.ones_like(demands)
+        for k, st in enumerate(stations):
+            if st.visits is not None:
+                visits[k] = np.where(demands[k] > 0, st.visits, 1.0)
+        visits.setflags(write=False)
+        object.__setattr__(self, "visits", visits)
 
     def _checked_stations(self) -> tuple[Station, ...]:
         """At least one :class:`Station`, names unique."""

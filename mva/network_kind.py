@@ -96,6 +96,9 @@ class NetworkKind(ModelKind):
             if "scv" in st or st.get("discipline") == "fcfs":   # where it can change a result
                 params.append(Parameter(f"station.{name}.scv", st.get("scv", 1.0), "",
                                         f"squared coefficient of variation of service at {name}"))
+            if "visits" in st:
+                params.append(Parameter(f"station.{name}.visits", st.get("visits"), "visits",
+                                        f"visits per interaction per class at {name}"))
         return tuple(params)
 
     def parameters(self) -> tuple[Parameter, ...]:

@@ -80,6 +80,8 @@ class SolverPlan:
     population, think : ndarray (C_closed,)
         Closed populations and think times.
     closed_demand : ndarray (M, C_closed)
+    closed_visits : ndarray (M, C_closed)
+        Visits per interaction (1 where the network gives none).
     is_delay, table, cap_len : the effective capacity functions seen by closed classes,
         packed as in :mod:`mva._exact_kernels` (delay mask, (M, Jmax) table, J per station).
     tracked : ndarray (M,)
@@ -106,6 +108,9 @@ class SolverPlan:
         self.population = np.asarray(network.population, dtype=np.int64)[self.closed]
         self.think = np.asarray(network.think_time, dtype=float)[self.closed]
         self.closed_demand = np.ascontiguousarray(demand[:, self.closed])
+        #: (M, C_closed) visits per interaction: at a station that is not product form an
+        #: arrival waits for each customer found for that class's service per visit.
+        self.closed_visits = np.ascontiguousarray(network.visits[:, self.closed])
         self.is_delay, self.table, self.cap_len = pack_capacities(closed_caps)
         self.tracked = np.where(self.is_delay, 0, self.cap_len - 1)
         #: True when some station carries marginals (and so needs a complement network).
@@ -163,13 +168,15 @@ class SolverPlan:
             visiting = demand[k] > 0
             multi = s.kind == "multi" and s.servers > 1
             levels = np.unique(np.asarray(s.priority)[visiting]).size if s.priority is not None else 1
-            unequal = np.unique(demand[k][visiting]).size > 1
+            # product form needs one service time per visit (BCMP), not one demand
+            unequal = np.unique(demand[k][visiting] / network.visits[k][visiting]).size > 1
             what = []
             if levels > 1:
                 what.append(f"{levels} priority levels")
                 self.level[k] = s.priority
             if unequal:
-                what.append("class-dependent demands")
+                what.append("class-dependent demands" if (network.visits[k][visiting] == 1.0).all()
+                            else "class-dependent service per visit")
             if s.scv != 1.0:
                 what.append(f"scv {s.scv:g}" + (f" on {s.servers} servers" if multi else ""))
                 self.residual[k] = (s.scv - 1.0) / 2.0

@@ -4,7 +4,9 @@ The ground truth the analytic methods are checked against (as JMT's JSIM is for 
 Each interaction of a class visits the stations where it has a demand, in file order,
 once, with a service time whose mean is the demand (exponential unless the station's
 ``scv`` says otherwise: deterministic, gamma or hyperexponential), then thinks (closed
-classes, exponential think time) or leaves (open classes, Poisson arrivals).  By the BCMP theorem (Baskett, Chandy, Muntz &
+classes, exponential think time) or leaves (open classes, Poisson arrivals).  A station
+with ``visits`` V is visited floor(V) times and once more with probability V - floor(V),
+each visit a service of mean demand / V.  By the BCMP theorem (Baskett, Chandy, Muntz &
 Palacios 1975) the product-form measures depend on the demands alone, so this routing
 has the same means as any other with the same demands; with FCFS stations and
 class-dependent demands the network is not product form and the simulation measures
@@ -72,8 +74,15 @@ class _Chain:
         self.servers = np.array([s.servers if s.kind == "multi" else 1 for s in network.stations], dtype=np.int64)
         # alpha(1..J) padded with alpha(J), as the analytic kernels take it (read for ld only)
         _, self.capacity, _ = pack_capacities([s.capacity_function() for s in network.stations])
+        visits = network.visits
+        service = demands / visits            # one visit's mean service
         with np.errstate(divide="ignore"):
-            self.mu = np.where(demands > 0, 1.0 / np.where(demands > 0, demands, 1.0), 0.0)
+            self.mu = np.where(demands > 0, 1.0 / np.where(demands > 0, service, 1.0), 0.0)
+        # each interaction visits a station floor(V) times and once more with probability
+        # V - floor(V): the mean V, and exactly once where no visits are given
+        self.visit_whole = np.floor(visits).astype(np.int64)
+        self.visit_part = visits - self.visit_whole
+        self.visits = visits
         routes = [[k for k in range(m) if demands[k, cls] > 0] for cls in range(c)]
         self.route_len = np.array([len(r) for r in routes], dtype=np.int64)
         self.route = np.zeros((c, max(1, m)), dtype=np.int64)
@@ -92,6 +101,7 @@ class _Chain:
         self.cust_arrive = np.zeros(pool)
         self.cust_start = np.zeros(pool)
         self.cust_slot = np.zeros(pool, dtype=np.int64)
+        self.cust_left = np.zeros(pool, dtype=np.int64)
         self.free = np.arange(pool - 1, closed - 1, -1, dtype=np.int64)
         self.n_free = np.array([pool - closed], dtype=np.int64)
         self.n_kc = np.zeros((m, c), dtype=np.int64)
@@ -106,9 +116,9 @@ class _Chain:
         self.next_done = np.full(m, np.inf)
         self.done_pos = np.zeros(m, dtype=np.int64)
         self.work_clock = np.zeros(m)
-        # utilisation law: U_kc = X_c D_kc / servers (per visit, one visit an interaction),
+        # utilisation law: U_kc = X_c D_kc / servers (each visit's service S_kc = D_kc / V_kc),
         # except at ld stations, whose busy time the kernel integrates
-        self.work_per_visit = demands / self.servers[:, None]
+        self.work_per_visit = service / self.servers[:, None]
         self.is_ld = self.kind == kernel.KIND_LD
         self.thinking = np.zeros(c, dtype=np.int64)
         self.think_bag = np.zeros((c, max(1, int(population.max(initial=0)))), dtype=np.int64)
@@ -142,7 +152,7 @@ class _Chain:
                             self.station_rate, acc["busy"], acc["visits"], acc["sojourn"], acc["done"],
                             acc["response"], self.thinking, self.think_bag, self.rank, self.entering, self.n_entering,
                             self.general, self.ordered, self.scv, self.cust_work, self.next_done, self.done_pos,
-                            self.work_clock)
+                            self.work_clock, self.visit_whole, self.visit_part, self.cust_left)
         if status == 1:
             raise ModelError("network.arrival_rate", f"more than {OPEN_POOL:,} open customers at once: the open "
                                                      "load saturates a station (no steady state)")
@@ -152,17 +162,18 @@ class _Chain:
         return acc
 
 
-def _batch_measures(acc: dict) -> dict:
+def _batch_measures(acc: dict, visits: np.ndarray) -> dict:
     """Per-batch estimates of every measure from its accumulators: the queue length by
     Little's law from the visits' sojourn times, the utilisation from the busy time (the
-    utilisation law's, but at ``ld`` stations)."""
+    utilisation law's, but at ``ld`` stations); ``visits`` (M, C) per interaction."""
     span = acc["time"]
     with np.errstate(invalid="ignore", divide="ignore"):
         throughput = acc["done"] / span
         return {"throughput": throughput,
                 "response_time": np.where(acc["done"] > 0, acc["response"] / np.maximum(acc["done"], 1), np.nan),
-                # one visit per interaction: the residence time is the mean sojourn of a visit
-                "residence_time": np.where(acc["visits"] > 0, acc["sojourn"] / np.maximum(acc["visits"], 1), np.nan),
+                # the residence time per interaction: a visit's mean sojourn times the visits
+                "residence_time": np.where(acc["visits"] > 0,
+                                           acc["sojourn"] / np.maximum(acc["visits"], 1) * visits, np.nan),
                 "queue_length": acc["sojourn"] / span,
                 "utilization": acc["busy"] / span}
 
@@ -255,7 +266,7 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
     if not network.is_open.any() and not np.any(np.asarray(network.population) > 0):
         raise ModelError("network.population", "every class is closed and empty: nothing to simulate")
     check_open_saturation(network)
-    run = analyse(partial(_Chain, network), _batch_measures, settings, partial(_unknown_in_advance, network))
+    run = analyse(partial(_Chain, network), partial(_batch_measures, visits=network.visits), settings, partial(_unknown_in_advance, network))
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     mean, half, total, spent, how, reached = run.mean, run.half, run.total, run.spent, run.how, run.reached
     # a class that never visits a station has residence time 0 there, exactly
