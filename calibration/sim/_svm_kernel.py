@@ -414,13 +414,15 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait,
     inside the critical section, whose counts start at ``cs_mark``: ``p``'s counters
     when its outermost section began, and that section's lock)."""
     holder[lock] = p
+    # the hold begins when p has the grant (column 1), summed at the release (column 2)
+    lock_wait[lock, 1] = max(arrive, clock[p])
     if in_cs[p] == 0:
         for k in range(N_STATS):
             cs_mark[p, k] = stats[p, k]
         cs_mark[p, N_STATS] = lock
     if arrive > clock[p]:
         times[p, T_LOCK] += arrive - clock[p]
-        lock_wait[lock] += arrive - clock[p]
+        lock_wait[lock, 0] += arrive - clock[p]
         _waited(p, clock[p], arrive, clock, times, cal, cal_n)
     manager = lock % nprocs
     last = lock_last[lock]
@@ -801,6 +803,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     if holder[lock] != p:
                         return DEADLOCK                # releasing a lock it does not hold
                     holder[lock] = -1
+                    lock_wait[lock, 2] += clock[p] - lock_wait[lock, 1]
                     lock_last[lock] = p
                     lock_free[lock] = clock[p]
                     for q in range(nprocs):
@@ -829,6 +832,10 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             _steal(p, leave, ov, status, clock, times, cal, cal_n)
                             leave += ov
                         arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
+                        # the handoff: from the release (or the request's handling, if later) to
+                        # the grant's arrival (column 3), counted (4)
+                        lock_wait[lock, 3] += arrive - max(lock_free[lock], request)
+                        lock_wait[lock, 4] += 1
                         _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times, cal, cal_n)
                 break

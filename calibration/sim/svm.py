@@ -122,7 +122,9 @@ under SC come within 16 cycles of the node's last one, 99% of FFT's within 256),
 load a server's bus and NI in bursts a run-long utilisation does not show.
 Per lock (``SVMResult.lock_content``, :data:`LOCK_CONTENT`): its outermost critical sections and
 what they held, each section counted to the outermost lock held; and ``lock_wait``, the
-cycles its acquirers waited for it (summed, the breakdown's lock wait).  Bursts: a
+cycles its acquirers waited for it (summed, the breakdown's lock wait), and
+``lock_hold``, the cycles it was held and the time and number of its handoffs (a release
+to the grant's arrival at a waiting acquirer).  Bursts: a
 process's first acquire after a barrier (or the start) counts in ``burst_ahead`` the
 first acquires of the same lock in the same phase before it (the k-th to come counts
 k - 1; per lock the last column of ``lock_content``): all the processes leave a
@@ -348,6 +350,12 @@ class SVMResult:
     #: processes x :data:`BUS_KINDS`: the cycles each node's I/O bus carried of each kind
     #: (its busy time, split as :attr:`bus_waits`), to set beside a model's bus load
     bus_busy: np.ndarray = field(default=None, repr=False, compare=False)
+    #: locks x 3: each lock's held time (cycles, summed over its holders: from the grant's
+    #: arrival, or the acquire where the grant came first, to the release), its handoffs'
+    #: time (cycles, summed: from a release, or the waiting request's handling where it came
+    #: later, to the grant's arrival at the next holder) and their number, to set beside a
+    #: model's critical sections and grants
+    lock_hold: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def sequential_cycles(self) -> int:
@@ -417,7 +425,7 @@ class _State:
         return {"holder": np.full(cap, -1, np.int64), "last": np.full(cap, -1, np.int64),
                 "free": np.zeros(cap, np.int64), "vc": np.zeros((cap, self.P), np.int64),
                 "acquires": np.zeros(cap, np.int64), "content": np.zeros((cap, K.N_LOCK_CONTENT), np.int64),
-                "wait": np.zeros(cap, np.int64), "burst": np.repeat([[-1, 0, 0]], cap, axis=0).astype(np.int64)}
+                "wait": np.zeros((cap, 5), np.int64), "burst": np.repeat([[-1, 0, 0]], cap, axis=0).astype(np.int64)}
 
     @staticmethod
     def _grown(arrays: dict, new: dict) -> dict:
@@ -543,12 +551,13 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      phase_max, locks, concentration, int(glob[K.G_UNITS]), seconds_since(t0),
                      np.diff(cumulative, axis=0),
                      np.column_stack([st.locks["content"][:locks], st.locks["burst"][:locks, K.B_AHEAD]]),
-                     st.locks["wait"][:locks].copy(),
+                     st.locks["wait"][:locks, 0].copy(),
                      _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution),
                      cal[:, K.R_QUEUED, [K.R_CPU, K.R_BUS, K.R_NI]].transpose(2, 0, 1).copy(),
                      cal[:, K.R_GAPS].copy(),
                      cal[:, K.R_BUS_KINDS, :len(BUS_KINDS)].transpose(2, 0, 1).copy(),
-                     cal[:, K.R_BUS_KINDS, K.BUS_BUSY:K.BUS_BUSY + len(BUS_KINDS), 0].copy())
+                     cal[:, K.R_BUS_KINDS, K.BUS_BUSY:K.BUS_BUSY + len(BUS_KINDS), 0].copy(),
+                     st.locks["wait"][:locks, 2:].copy())
 
 
 def _phase_times(released, times, execution) -> np.ndarray:

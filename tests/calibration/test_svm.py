@@ -153,6 +153,15 @@ def test_a_lock_handoff_by_hand():
     assert b["finish"] == 10 + 3604
     assert a["handler"] == HANDLER + A["host_overhead"] and a["finish"] == 3000 + 900
     assert a["lock_wait"] == 0 and b["handler"] == 0
+    # held 1000 cycles by p0 and none by p1; one handoff, the grant from p0's handler of
+    # the request (which came after the release) to its arrival
+    assert r.lock_hold.tolist() == [[1000, ONE_WAY, 1]] and r.lock_wait.tolist() == [3604]
+    # p1 asks while p0 holds it: its request's handler interrupts p0, which releases 300
+    # cycles later, and the grant leaves at the release
+    long = [(ACQUIRE, 7)] + [(LOAD, PRIVATE)] * 10_000 + [(RELEASE, 7)]
+    r = simulate_svm(_workload(long, p1), SVMConfig())
+    assert r.lock_hold.tolist() == [[10_000 + HANDLER, ONE_WAY, 1]]
+    assert r.processes[1]["finish"] == 10_000 + HANDLER + ONE_WAY
     # p0 done at its release: the handler runs on an idle processor and delays nobody
     r = simulate_svm(_workload(p0[:1002], p1), SVMConfig())
     a, b = r.processes
