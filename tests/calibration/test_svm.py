@@ -1587,17 +1587,17 @@ def test_a_locks_own_fetches_do_not_stretch_each_other():
     demand[5, 0] = 1000.0
     cs = {"load": load, "demand": demand, "reach": np.zeros((2, 2)), "home": np.zeros(2),
           "latency": np.array([100.0, 0.0]), "lock_share": np.array([1.0])}
-    one = _lock_stretch(R, total, background, load, cs, {}, 1e6, 2.0)
+    one = _lock_stretch(R, total, background, load, cs)
     assert one[0, 0] == pytest.approx(1.0)
-    two = _lock_stretch(R, total, background, load, {**cs, "lock_share": np.array([0.5, 0.5])}, {}, 1e6, 2.0)
+    two = _lock_stretch(R, total, background, load, {**cs, "lock_share": np.array([0.5, 0.5])})
     assert two[0] == pytest.approx([(1000 / 0.75 + 100) / 1100] * 2)
     # where node 1's fetches outside show twice their demand as residence there (R over
     # total 2), the fetch's 1000 cycles take 2000 x (1 - 0.5) / (1 - 0.5 + own): with the
     # whole background its lock's (own 0.5), 1000 again; with only half of it the
     # critical sections' (the station's load doubled, own 0.25), 2000 x 0.5 / 0.75
     R[5, 1], total[5, 1] = 2.0, 1.0
-    assert _lock_stretch(R, total, background, load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(1.0)
-    assert _lock_stretch(R, total, background, 2 * load, cs, {}, 1e6, 2.0)[0, 0] == pytest.approx(
+    assert _lock_stretch(R, total, background, load, cs)[0, 0] == pytest.approx(1.0)
+    assert _lock_stretch(R, total, background, 2 * load, cs)[0, 0] == pytest.approx(
         (2000 * 0.5 / 0.75 + 100) / 1100)
 
 
@@ -1780,7 +1780,7 @@ def test_the_share_of_fetches_apart_is_one_less_the_collisions_over_independent_
 
 
 def test_a_nested_acquires_messages_meet_the_transfers_at_their_receivers_bus():
-    # p1 takes lock 2 inside lock 1's section: its nested messages hold lock 1, and each
+    # p1 takes lock 3 inside lock 1's section: its nested messages hold lock 1, and each
     # waits, as every lock message does, for the transfers booked at its receiver's bus
     # (the arrival wait), whatever its own size: with a wait of w cycles at every bus the
     # lock stations' time grows by w a nested message
@@ -1797,9 +1797,29 @@ def test_a_nested_acquires_messages_meet_the_transfers_at_their_receivers_bus():
     comm, prot = svm_model._layers(model.values)
 
     def lock_stations(wait):
-        D, *_ = model._demands(comm, prot, app, np.ones(P), arrival_wait=(np.full(P, wait), np.zeros(P)))
+        D, *_ = model._demands(comm, prot, app, np.ones(P), nested_wait=np.full((P, 1), wait))
         return D["lock"][3 * P:].sum(axis=0)
 
     w = 700.0
-    grown = lock_stations(w) - lock_stations(0.0)
-    assert grown == pytest.approx(nested * w, rel=1e-12)
+    assert lock_stations(w) - lock_stations(0.0) == pytest.approx(nested * w, rel=1e-12)
+
+
+def test_inside_a_section_the_nested_messages_do_not_wait_for_that_locks_own_fetches():
+    # the lock keeps its sections one at a time: the transfers its own sections' fetches
+    # book are not there when its holder's nested message arrives (as for the fetches
+    # inside, _lock_stretch), only the others are: the Pollaczek-Khinchine wait of the
+    # rest, averaged over the other nodes
+    P, execution, transfer = 4, 1e6, 2.0
+    app = {k: np.zeros(P) for k in ("busy", "served", "requests", "local_requests", "reply_bytes", "oneway",
+                                    "oneway_bytes")}
+    app["served"][:] = 10.0
+    app["requests"][:], app["reply_bytes"][:] = 10.0, 40960.0
+    own = np.array([3e5, 1e5, 1e5, 1e5])            # the lock's sections' fetches on each bus
+    cs = {"lock_share": np.array([1.0]), "load": np.concatenate([np.zeros(2 * P), own])}
+    alone = svm_model._alone_arrival_waits(app, cs, own.copy(), execution, transfer)
+    assert np.allclose(svm_model._nested_waits(alone, P), 0.0)
+    rest = np.array([2e5, 0.0, 0.0, 0.0])            # node 0's bus also carries others' transfers
+    alone = svm_model._alone_arrival_waits(app, cs, own + rest, execution, transfer)
+    waits = svm_model._arrival_waits(app, rest, execution, transfer)[0]
+    assert waits[0] > 0 and np.allclose(waits[1:], 0.0)
+    assert np.allclose(svm_model._nested_waits(alone, P)[:, 0], [0.0, waits[0] / 3, waits[0] / 3, waits[0] / 3])
