@@ -232,16 +232,20 @@ def variant_spread(plan, throughput, schweitzer, compare_estimate=False,
     return doubts, spread, form_gap
 
 
-def open_residence(demand, rate, level, servers: int, scv: float) -> np.ndarray:
+def open_residence(demand, rate, level, servers: int, scv: float, visits=None) -> np.ndarray:
     """Residence time of each open class at one station that is not product form.
 
     Parameters
     ----------
-    demand : (C,) float     D_c, service time per visit (one visit per interaction).
+    demand : (C,) float     D_c, service demand per interaction.
     rate : (C,) float       arrival rate lambda_c (0 for a class that is not open).
     level : (C,) int        priority levels (equal: FCFS).
     servers : int           m (priority stations have one).
     scv : float             squared coefficient of variation of every class's service.
+    visits : (C,) float     V_c, visits per interaction (default 1): each visit a service
+                            of mean D_c / V_c, the visits arriving at rate lambda_c V_c
+                            (Poisson, as the interactions), so the formulas below hold
+                            per visit and the residence is V_c times a visit's.
 
     Returns
     -------
@@ -256,7 +260,9 @@ def open_residence(demand, rate, level, servers: int, scv: float) -> np.ndarray:
     utilisations of the levels above c's and of c's and above.
     """
     demand = np.asarray(demand, dtype=float)
-    rate = np.asarray(rate, dtype=float)
+    per_interaction = np.ones_like(demand) if visits is None else np.asarray(visits, dtype=float)
+    rate = np.asarray(rate, dtype=float) * per_interaction      # visits per unit time
+    demand = demand / per_interaction                           # one visit's service
     level = np.asarray(level)
     second = demand * demand * (1.0 + scv)          # E[S^2] per class
     out = np.zeros(len(demand))
@@ -268,13 +274,13 @@ def open_residence(demand, rate, level, servers: int, scv: float) -> np.ndarray:
             s_upto = float(rate[upto] @ demand[upto])
             residual = float(rate[upto] @ second[upto]) / 2.0
             out[c] = demand[c] / (1.0 - s_high) + residual / ((1.0 - s_high) * (1.0 - s_upto))
-        return out
+        return out * per_interaction
     total = rate.sum()
     mean = float(rate @ demand) / total
     cs2 = float(rate @ second) / total / (mean * mean) - 1.0 if mean > 0 else 1.0
     offered = total * mean
     wait = erlang_c(servers, offered) * mean / (servers - offered) * (1.0 + cs2) / 2.0
-    return np.where(rate > 0, demand + wait, 0.0)
+    return np.where(rate > 0, (demand + wait) * per_interaction, 0.0)
 
 
 def approximation_note(stations: list[str], method: str) -> str:

@@ -259,7 +259,8 @@ def assemble_result(network: Network, plan: SolverPlan, method: str, closed_thro
             # only open classes here (SolverPlan refuses a mixed one): closed forms per class
             rates = np.where(plan.open_mask, rate, 0.0)
             station = network.stations[k]
-            residence[k] = open_residence(demand[k], rates, plan.level[k], station.servers, station.scv)
+            residence[k] = open_residence(demand[k], rates, plan.level[k], station.servers, station.scv,
+                                          network.visits[k])
             queue[k] = rates * residence[k]
             continue
         if plan.capacities[k] is None:

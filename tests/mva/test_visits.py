@@ -183,3 +183,26 @@ def test_decomposition_refuses_and_multi_servers_keep_their_visits():
     plain = two.replace(stations=(Station("bus", "multi", (1.0, 1.0), servers=2, discipline="fcfs"),))
     assert not np.allclose(_quiet(two, "schweitzer", multiserver="seidmann").throughput,
                            _quiet(plain, "schweitzer", multiserver="seidmann").throughput, rtol=1e-3)
+
+
+@pytest.mark.parametrize("levels", [None, [0, 1]])
+def test_open_classes_with_visits_are_pollaczek_khinchine_and_cobham_per_visit(levels):
+    """Open classes: Poisson interactions thinned to their visits are Poisson visits, so
+    the closed forms hold per visit exactly (FCFS: Pollaczek-Khinchine over the visits'
+    mixture; priority: Cobham), by hand, and the residence is the visits times a visit's;
+    the simulation agrees within its interval."""
+    rate, demand, visits = np.array([1.0, 0.5]), np.array([0.2, 0.4]), np.array([1.0, 0.25])
+    service, visit_rate = demand / visits, rate * visits              # 0.2 and 1.6; 1.0 and 0.125
+    net = Network([Station("q", "queue", demand, discipline="priority" if levels else "fcfs", priority=levels,
+                           visits=visits)], population=[0, 0], arrival_rate=rate)
+    second = visit_rate @ (2 * service ** 2) / 2                        # exponential: E[S^2] = 2 S^2
+    if levels is None:
+        per_visit = service + second / (1 - visit_rate @ service)
+    else:
+        s_hi, s_all = visit_rate[0] * service[0], visit_rate @ service
+        per_visit = np.array([service[0] + visit_rate[0] * service[0] ** 2 / (1 - s_hi),
+                              service[1] / (1 - s_hi) + second / ((1 - s_hi) * (1 - s_all))])
+    r = solve(net, "auto")
+    assert np.allclose(r.response_time, visits * per_visit, rtol=1e-12)
+    sim = solve(net, "simulation", events=2_000_000, seed=6)
+    assert np.all(np.abs(sim.response_time - r.response_time) <= 4 * sim.half_width["response_time"])
