@@ -170,10 +170,9 @@ count spreads both as all):
   there the machine's nested messages meet only the convoy's own fetches; as kept, those
   convoys moved by at most 0.1 point]; the grant that passes the lock on (host
   overhead, NI occupancy, the header over both buses, link latency; one per acquire not
-  nested; no handler at its
-  receiver, as in the machine) is the lock's time as well as the acquirer's: a holder's
-  successor waits for it; its header also loads both buses; the other lock messages are
-  one-hop requests;
+  nested; no handler at its receiver, as in the machine) is the lock's time as well as
+  the acquirer's: a holder's successor waits for it; its header also loads both buses;
+  the other lock messages are one-hop requests;
 * acquires right after a barrier (:func:`_lock_bursts`): the barrier releases every node
   at once, so each phase's first acquires meet at the locks together, a wait the
   contention network (which spreads visits over the phase) does not see; the last
