@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     ten = load_network(str(ROOT / "data" / "examples" / "ten-stations.toml"))
-    ours(ten, 10_000)                                          # compile
+    ours(ten, 20_000)                                          # compile
     result, seconds = ours(ten, args.events)
     rate = result.extras["events"] / seconds
     simpy_rate, simpy_x = simpy_events_per_second(ten, args.simpy_events)
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     print(f"speed-up: {rate / simpy_rate:.1f}x")
 
     net = three_class_network()
-    ours(net, 10_000)
+    ours(net, 20_000)
     result, seconds = ours(net, 200_000, precision=0.01, confidence=0.95)
     exact = exact_mva(net).throughput
     rel = result.half_width["throughput"] / result.throughput
