@@ -165,14 +165,14 @@ count spreads both as all):
   before, and Volrend went from 14.9% to 11.9% optimistic there, at BB from 5.0% to 3.3%;
   no tuning program nests acquires, none moved.  With the outer lock's own fetches left
   in, Volrend went to 10.3%, but on 16-node hand convoys nesting a lock inside another's
-  sections (the inner lock taken only inside, or also outside) the model went from
-  within 3.5% of the machine at AO, AB and BB to 2.5% and 6.5% pessimistic at AB and BB:
-  there the machine's nested messages meet only the convoy's own fetches; as kept, those
-  convoys moved by at most 0.1 point]; the grant that passes the lock on (host
-  overhead, NI occupancy, the header over both buses, link latency; one per acquire not
-  nested; no handler at its receiver, as in the machine) is the lock's time as well as
-  the acquirer's: a holder's successor waits for it; its header also loads both buses;
-  the other lock messages are one-hop requests;
+  sections the model went from within 3.5% of the machine at AO, AB and BB to 2.0-2.5%
+  pessimistic at AB and BB with the inner lock taken only inside, 5.0-6.5% with it also
+  taken outside: there the machine's nested messages meet only the convoy's own
+  fetches; as kept, those convoys moved by at most 0.1 point]; the grant that passes
+  the lock on (host overhead, NI occupancy, the header over both buses, link latency;
+  one per acquire not nested; no handler at its receiver, as in the machine) is the
+  lock's time as well as the acquirer's: a holder's successor waits for it; its header
+  also loads both buses; the other lock messages are one-hop requests;
 * acquires right after a barrier (:func:`_lock_bursts`): the barrier releases every node
   at once, so each phase's first acquires meet at the locks together, a wait the
   contention network (which spreads visits over the phase) does not see; the last
