@@ -82,7 +82,6 @@ class _Chain:
         # V - floor(V): the mean V, and exactly once where no visits are given
         self.visit_whole = np.floor(visits).astype(np.int64)
         self.visit_part = visits - self.visit_whole
-        self.visits = visits
         routes = [[k for k in range(m) if demands[k, cls] > 0] for cls in range(c)]
         self.route_len = np.array([len(r) for r in routes], dtype=np.int64)
         self.route = np.zeros((c, max(1, m)), dtype=np.int64)

@@ -82,6 +82,10 @@ N_LOCK_CONTENT = 1 + len(LOCK_CONTENT)
 # per lock in ``lock_burst``: the phase of its last first-of-the-phase acquire, how many
 # such acquires it has met in that phase, and their sum over the run of those ahead
 B_PHASE, B_FIRSTS, B_AHEAD = range(3)
+# columns of each lock's times (``lock_wait``): its acquirers' wait, the start of the
+# current hold, the held cycles, the handoffs' cycles and their number
+L_WAIT, L_SINCE, L_HELD, L_HANDOFF, L_HANDOFFS = range(5)
+N_LOCK_TIMES = 5
 
 # scalars in ``glob``: [units, locks, arrived at the barrier, barrier release time,
 # sum over closed phases of the slowest process's busy cycles, closed phases]
@@ -414,15 +418,15 @@ def _grant(p, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait,
     inside the critical section, whose counts start at ``cs_mark``: ``p``'s counters
     when its outermost section began, and that section's lock)."""
     holder[lock] = p
-    # the hold begins when p has the grant (column 1), summed at the release (column 2)
-    lock_wait[lock, 1] = max(arrive, clock[p])
+    # the hold begins when p has the grant, summed at the release
+    lock_wait[lock, L_SINCE] = max(arrive, clock[p])
     if in_cs[p] == 0:
         for k in range(N_STATS):
             cs_mark[p, k] = stats[p, k]
         cs_mark[p, N_STATS] = lock
     if arrive > clock[p]:
         times[p, T_LOCK] += arrive - clock[p]
-        lock_wait[lock, 0] += arrive - clock[p]
+        lock_wait[lock, L_WAIT] += arrive - clock[p]
         _waited(p, clock[p], arrive, clock, times, cal, cal_n)
     manager = lock % nprocs
     last = lock_last[lock]
@@ -803,7 +807,7 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                     if holder[lock] != p:
                         return DEADLOCK                # releasing a lock it does not hold
                     holder[lock] = -1
-                    lock_wait[lock, 2] += clock[p] - lock_wait[lock, 1]
+                    lock_wait[lock, L_HELD] += clock[p] - lock_wait[lock, L_SINCE]
                     lock_last[lock] = p
                     lock_free[lock] = clock[p]
                     for q in range(nprocs):
@@ -833,9 +837,9 @@ def run(op, addr, size, length, cursor, ended, cycles_per_reference, nprocs, hlr
                             leave += ov
                         arrive = _deliver(leave, p, nxt, 0, cost, cal, cal_n)
                         # the handoff: from the release (or the request's handling, if later) to
-                        # the grant's arrival (column 3), counted (4)
-                        lock_wait[lock, 3] += arrive - max(lock_free[lock], request)
-                        lock_wait[lock, 4] += 1
+                        # the grant's arrival, counted
+                        lock_wait[lock, L_HANDOFF] += arrive - max(lock_free[lock], request)
+                        lock_wait[lock, L_HANDOFFS] += 1
                         _grant(nxt, lock, arrive, nprocs, hlrc, holder, lock_last, lock_vc, lock_wait, in_cs, cs_mark, clock, home,
                                valid, log_page, log_int, log_n, log_base, pos, vc, stats, cost, times, cal, cal_n)
                 break

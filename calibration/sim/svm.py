@@ -425,7 +425,7 @@ class _State:
         return {"holder": np.full(cap, -1, np.int64), "last": np.full(cap, -1, np.int64),
                 "free": np.zeros(cap, np.int64), "vc": np.zeros((cap, self.P), np.int64),
                 "acquires": np.zeros(cap, np.int64), "content": np.zeros((cap, K.N_LOCK_CONTENT), np.int64),
-                "wait": np.zeros((cap, 5), np.int64), "burst": np.repeat([[-1, 0, 0]], cap, axis=0).astype(np.int64)}
+                "wait": np.zeros((cap, K.N_LOCK_TIMES), np.int64), "burst": np.repeat([[-1, 0, 0]], cap, axis=0).astype(np.int64)}
 
     @staticmethod
     def _grown(arrays: dict, new: dict) -> dict:
@@ -551,13 +551,13 @@ def simulate_svm(workload: Workload, config: SVMConfig = SVMConfig()) -> SVMResu
                      phase_max, locks, concentration, int(glob[K.G_UNITS]), seconds_since(t0),
                      np.diff(cumulative, axis=0),
                      np.column_stack([st.locks["content"][:locks], st.locks["burst"][:locks, K.B_AHEAD]]),
-                     st.locks["wait"][:locks, 0].copy(),
+                     st.locks["wait"][:locks, K.L_WAIT].copy(),
                      _phase_times(phase_times[:int(glob[K.G_PHASES])], times, execution),
                      cal[:, K.R_QUEUED, [K.R_CPU, K.R_BUS, K.R_NI]].transpose(2, 0, 1).copy(),
                      cal[:, K.R_GAPS].copy(),
                      cal[:, K.R_BUS_KINDS, :len(BUS_KINDS)].transpose(2, 0, 1).copy(),
                      cal[:, K.R_BUS_KINDS, K.BUS_BUSY:K.BUS_BUSY + len(BUS_KINDS), 0].copy(),
-                     st.locks["wait"][:locks, 2:].copy())
+                     st.locks["wait"][:locks, K.L_HELD:].copy())
 
 
 def _phase_times(released, times, execution) -> np.ndarray:
