@@ -367,9 +367,14 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
         main = _State(plan, population, start["queue"], start["marginal"], start["throughput"])
         for c, (queue, marginal, throughput) in start["subs"].items():
             sub_queue[c], sub_marginal[c], sub_throughput[c] = queue, marginal, throughput
-    residence, iterations, newton, outer, outer_error, inner_ok = linearizer_kernel(
-        plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think, population, plan.residual,
-        plan.backlog, plan.closed_level, plan.closed_visits, plan.preemption, plan.blocking, tol, max_iter, max_outer, start is not None,
+    inputs = (plan.closed_demand, plan.is_delay, plan.table, plan.cap_len, plan.think, population, plan.residual,
+              plan.backlog, plan.closed_level, plan.closed_visits, plan.preemption, plan.blocking)
+    # the start's last outer step counts as this iteration's step before its first only
+    # where the start is this very network (a re-solve): a related network's first step
+    # measures how far its fixed point moved, which says nothing of the start's rounding
+    same = start is not None and all(np.array_equal(a, b) for a, b in zip(inputs, start["inputs"], strict=True))
+    residence, iterations, newton, outer, outer_error, inner_ok, last_change = linearizer_kernel(
+        *inputs, tol, max_iter, max_outer, start is not None, start["last_change"] if same else np.inf,
         fraction_shift, marginal_shift, main.queue, main.marginal, main.throughput, sub_queue, sub_marginal,
         sub_throughput)
     main.residence = residence
@@ -378,7 +383,8 @@ def _linearizer_driver(plan, tol, max_iter, extras, max_outer, start=None):
     extras["linearizer_state"] = {"population": population.copy(), "stations": M,
                                   "fraction_shift": fraction_shift, "marginal_shift": marginal_shift,
                                   "queue": main.queue.copy(), "marginal": main.marginal.copy(),
-                                  "throughput": main.throughput.copy(),
+                                  "throughput": main.throughput.copy(), "last_change": float(last_change),
+                                  "inputs": tuple(np.copy(a) for a in inputs),
                                   "subs": {int(c): (sub_queue[c].copy(), sub_marginal[c].copy(), sub_throughput[c].copy())
                                            for c in np.flatnonzero(population > 0)}}
     converged = bool(inner_ok and outer_error <= tol)
