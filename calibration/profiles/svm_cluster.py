@@ -16,9 +16,12 @@ __all__ = ["simulate_pair", "application_values", "phase_groups", "phase_max_by_
 # Barrier phases share a group when their message intensities (messages per cycle of
 # the busiest node's work) and their concentrations (the busiest server's share of the
 # requests served) fall in the same logarithmic bins of the cc-NUMA machine's factor.
-#: at most this many groups (the model solves one network each); the groups with the
-#: fewest messages merge into their nearest neighbour by bins
-MAX_PHASE_GROUPS = 4
+#: at most this many groups (the model solves one network each), a bound on the solve
+#: time that no recorded program reaches (Ocean has 14); beyond it the groups with the
+#: fewest messages merge into their nearest neighbour by bins.  Merged phases overlap in
+#: the model what the machine does one after another (4 before [REC]: Volrend's lock
+#: convoys then met its lock-free phases' fetches; :mod:`models.svm_cluster`)
+MAX_PHASE_GROUPS = 16
 #: a group with less than this share of both the run's work and its messages joins another
 MINOR = 0.02
 #: a lock whose critical sections hold at least this share of the run's of any kind (its
