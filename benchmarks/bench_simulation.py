@@ -80,6 +80,10 @@ def three_class_network(seed: int = 20) -> Network:
     return Network(stations, population=[30, 30, 30], think_time=[1.0, 2.0, 0.5])
 
 
+#: the compile warm-ups' events: the fewest the simulation settings accept for an interval
+WARM_UP_EVENTS = 20_000
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=5_000_000)
@@ -88,7 +92,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     ten = load_network(str(ROOT / "data" / "examples" / "ten-stations.toml"))
-    ours(ten, 20_000)                                          # compile
+    ours(ten, WARM_UP_EVENTS)                                  # compile
     result, seconds = ours(ten, args.events)
     rate = result.extras["events"] / seconds
     simpy_rate, simpy_x = simpy_events_per_second(ten, args.simpy_events)
@@ -102,7 +106,7 @@ def main(argv=None) -> int:
     print(f"speed-up: {rate / simpy_rate:.1f}x")
 
     net = three_class_network()
-    ours(net, 20_000)
+    ours(net, WARM_UP_EVENTS)
     result, seconds = ours(net, 200_000, precision=0.01, confidence=0.95)
     exact = exact_mva(net).throughput
     rel = result.half_width["throughput"] / result.throughput

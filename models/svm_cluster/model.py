@@ -631,11 +631,12 @@ class SVMCluster(ParameterisedModel):
             w = _spread(others, outside_served)
             w_cs = _spread(others, inside_served)
 
-            def send(purpose, at, count, nbytes, i=i, into=D):
+            def send(purpose, at, count, nbytes, i=i, into=D, on_processor=1.0):
                 """``count`` messages of ``nbytes`` payload sent from the nodes weighted ``at``:
-                host overhead, NI occupancy per packet, header and payload over the I/O bus."""
+                host overhead (times ``on_processor``, 0 for a sender with nothing else to
+                run), NI occupancy per packet, header and payload over the I/O bus."""
                 d = into[purpose]
-                d[cpu, i] += count * at * o
+                d[cpu, i] += count * at * o * on_processor
                 d[ni, i] += count * at * occ * max(1, math.ceil(nbytes / PACKET))
                 d[bus, i] += count * at * (HEADER + nbytes) * tb
 
@@ -700,9 +701,8 @@ class SVMCluster(ParameterisedModel):
                 # the release, unloaded (the ones before it: _release_ladder); the manager
                 # sends it while it waits at the barrier itself, so its NI and I/O bus
                 # carry it (a load the others meet), not its program's processor
-                background["barrier"][ni.start, i] += nb * occ
-                background["barrier"][bus.start, i] += nb * HEADER * tb
-                Z["barrier"][i] += nb * (o + occ + HEADER * tb)
+                send("barrier", np.eye(P)[0], nb, 0.0, into=background, on_processor=0.0)
+                Z["barrier"][i] += nb * message_cycles(0.0, o, occ, tb, 0.0, 0.0, header=HEADER)
                 D["barrier"][0, i] += nb * handling
                 received[[0, i]] += nb * HEADER * tb
                 Z["barrier"][i] += nb * 2 * lat
