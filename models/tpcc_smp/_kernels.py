@@ -6,7 +6,8 @@ batch of one, so sweeps reproduce single solves bit for bit.
 
 Times (the ``times`` vector, seconds): 0 S_MBusRequest, 1 S_MBusReply, 2 S_Mem,
 3 S_IOBusReq, 4 S_IOBusRep, 5 S_IOBus, 6 disk access (seek + latency + transfer),
-7 S_Dcache, 8 a write's bus hold in the read contention term.
+7 S_Dcache, 8 a write's bus hold in the read contention term, 9 the variance of a disk
+access (s^2), or -1 for the product form (``disk.access_time = "exponential"``).
 """
 from __future__ import annotations
 
@@ -89,7 +90,11 @@ def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_dis
         u_own = 0.0
         for c in range(n_classes):
             u_own += x[c] * bus_by_disk[c, d]
-        wait[d] = read_wait(read_share, times[3], times[4], times[8], u_bus[bus_of_disk[d]], u_own)
+        if mode == SEPARATE and times[9] >= 0.0:
+            wait[d] = residual_read_wait(read_share, times[3], times[4], times[8], times[9], u_bus[bus_of_disk[d]],
+                                         u_own)
+        else:
+            wait[d] = read_wait(read_share, times[3], times[4], times[8], u_bus[bus_of_disk[d]], u_own)
         u_disk[d] = 0.0
         for c in range(n_classes):
             if mode == SEPARATE:
@@ -113,6 +118,40 @@ def device_dynamic(x, static, cpu_memory, disk_memory, reads, writes, bus_of_dis
         io[c] = bus_total[c] + disks_time(disk[c], u_disk, mode, order)
         u_io += x[c] * io[c]
     return (mbus, mem, per_bus, disk, io, u_mbus, u_mem, u_bus, u_disk, u_io)
+
+
+@jit
+def residual_read_wait(read_share, request, reply, write_hold, access_variance, u_bus, u_own):
+    """The wait of an access for its bus when the holds are not exponential (s): the
+    Pollaczek-Khinchine form ``U_o R / (1 - U_o)`` over the other disks' traffic ``U_o =
+    U_bus - U_own`` (the disk's own accesses cannot be ahead of one that holds the disk),
+    ``R = E[H^2] / (2 E[H])`` the residual of the holds (a read's request and reply, fixed;
+    a write's bus time and access, whose variance is ``access_variance``), in place of the
+    paper's mean hold over ``1 - U_bus`` (Kleinrock, *Queueing Systems* I, 1975, eq. 5.65)."""
+    others = u_bus - u_own
+    if others >= 1.0:
+        return np.inf
+    mean_hold = (1.0 - read_share) * write_hold + read_share * (request + reply)
+    if mean_hold <= 0.0:
+        return 0.0
+    second = (1.0 - read_share) * (write_hold * write_hold + access_variance) \
+        + read_share * (request * request + reply * reply)
+    return second / (2.0 * mean_hold) * others / (1.0 - others)
+
+
+@jit
+def disk_hold_scv(reads, writes, times, wait):
+    """The squared coefficient of variation of the time a disk is held per access (its
+    reads' access, cache, wait and reply; its writes' wait, bus time and access), the
+    variance being the access's (``times[9]``); 1 for a disk with no accesses."""
+    total = reads + writes
+    if total <= 0.0:
+        return 1.0
+    read_hold = times[6] + times[7] + wait + times[4]
+    write_hold = wait + times[5] + times[6]
+    mean = (reads * read_hold + writes * write_hold) / total
+    second = (reads * read_hold * read_hold + writes * write_hold * write_hold) / total + times[9]
+    return second / (mean * mean) - 1.0
 
 
 @jit
@@ -169,7 +208,7 @@ def _excess(x, n, base, queue, ctx):
 
 @jit
 def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, bus_of_disk,
-              n_buses, times, mode, share, tol, max_iter):
+              n_buses, times, mode, share, tol, max_iter, servers):
     """Section 3.2's MVA over n = 1..N for one case, the fixed point solved at each n.
 
     ``share`` is the part of the memory bus's and memory's demands that resides at
@@ -188,8 +227,9 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
 
     Returns
     -------
-    out : (8,) x (1/s), R_cpu, R_memory_bus, R_memory, R_io (s), P(CPU centre busy),
-          evaluations of g, populations whose root search hit ``max_iter``
+    out : (9,) x (1/s), R_cpu, R_memory_bus, R_memory, R_io (s), P(CPU centre busy),
+          evaluations of g, populations whose root search hit ``max_iter``, and the mean
+          fraction of the ``servers`` processors busy (sum_j min(j, k) P(j) / k)
     state : the device state (see :func:`device_dynamic`) at the solution
     lowest_p0 : the smallest P(0|n) of eq. 3.4 (negative: precision lost)
     """
@@ -272,6 +312,16 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
         io_residence = _io_residence(state, queue, mode, r)
         for i in range(r.shape[0]):
             queue[i] = x * r[i]
+        if mode == SEPARATE and times[9] >= 0.0:
+            # FCFS with non-exponential service: the access in progress at an arrival has
+            # (1 + scv) / 2 of a mean access left, not a whole one (Reiser 1979), a term that
+            # fades with the disk's idle share as mva.nonproduct's does (a saturated disk's
+            # throughput does not depend on its service distribution):
+            # R = D (1 + Q - U (1 - U) (1 - scv) / 2), folded into Q
+            for d in range(reads.shape[1]):
+                scv = disk_hold_scv(reads[0, d], writes[0, d], times, work[5][d])
+                u = min(x * state[3][0, d], 1.0)
+                queue[2 + d] -= u * (1.0 - u) * (1.0 - scv) / 2.0
         new[:] = 0.0
         for j in range(1, n + 1):
             new[j] = x * cpu_demand * inv_alpha[j - 1] * marginal[j - 1]          # eq. 3.4
@@ -279,7 +329,11 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
         if new[0] < lowest:
             lowest = new[0]
         marginal[:] = new
-    out = np.empty(8)
+    out = np.empty(9)
+    busy = 0.0
+    for j in range(1, terminals + 1):
+        busy += min(j, servers) * marginal[j]
+    out[8] = busy / servers
     out[0] = x
     out[2] = r[0]
     out[3] = r[1]
@@ -293,13 +347,14 @@ def solve_one(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, 
 
 @jit
 def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest):
+                bus_of_disk, n_buses, times, mode, share, tol, max_iter, servers, out, util, demand, lowest):
     """Case ``b`` of a batch, written into row ``b`` of the outputs."""
     d = n_disks[b]
     max_buses = util.shape[1] - 3 - reads.shape[1]
     res, state, low = solve_one(terminals[b], think[b], cpu_demand[b], inv_alpha[b], cpu_memory[b:b + 1],
                                 disk_memory[b:b + 1], reads[b:b + 1, :d], writes[b:b + 1, :d],
-                                bus_of_disk[b, :d], n_buses[b], times[b], mode[b], share[b], tol[b], max_iter)
+                                bus_of_disk[b, :d], n_buses[b], times[b], mode[b], share[b], tol[b], max_iter,
+                                servers[b])
     out[b] = res
     util[b, 0] = state[5]
     util[b, 1] = state[6]
@@ -315,25 +370,25 @@ def _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_mem
 
 @jit
 def _outputs(n_buses, n_disk_columns):
-    """Zeroed batch outputs: out (B, 8), util (B, 3 + L + D), demand (B, 2), lowest_p0 (B,)."""
+    """Zeroed batch outputs: out (B, 9), util (B, 3 + L + D), demand (B, 2), lowest_p0 (B,)."""
     n_cases = n_buses.shape[0]
     max_buses = 0
     for b in range(n_cases):
         max_buses = max(max_buses, n_buses[b])
-    return (np.zeros((n_cases, 8)), np.zeros((n_cases, 3 + max_buses + n_disk_columns)), np.zeros((n_cases, 2)),
+    return (np.zeros((n_cases, 9)), np.zeros((n_cases, 3 + max_buses + n_disk_columns)), np.zeros((n_cases, 2)),
             np.zeros(n_cases))
 
 
 @jit
 def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                bus_of_disk, n_buses, times, mode, share, tol, max_iter):
+                bus_of_disk, n_buses, times, mode, share, tol, max_iter, servers):
     """:func:`solve_one` for B cases in one compiled loop; device arrays padded to the
     largest case (``n_disks``, ``n_buses`` say how much of each row is real).  One thread:
     single solves and small batches (and it compiles in seconds).
 
     Returns
     -------
-    out : (B, 8) as :func:`solve_one`
+    out : (B, 9) as :func:`solve_one`
     util : (B, 3 + L + D) U_memory_bus, U_memory, U_io, then U_io_bus_1..L, U_disk_1..D (0-padded)
     demand : (B, 2) D_memory, D_io (s) at the solution
     lowest_p0 : (B,)
@@ -341,17 +396,19 @@ def solve_batch(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory
     out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
     for b in range(terminals.shape[0]):
         _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
-                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest)
+                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, servers, out, util, demand,
+                    lowest)
     return out, util, demand, lowest
 
 
 @jit(parallel=True)
 def solve_batch_parallel(terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes, n_disks,
-                         bus_of_disk, n_buses, times, mode, share, tol, max_iter):
+                         bus_of_disk, n_buses, times, mode, share, tol, max_iter, servers):
     """:func:`solve_batch` on every core (numba ``prange``), for sweeps; the cases are
     independent and each runs :func:`_solve_case`, so the numbers are the same."""
     out, util, demand, lowest = _outputs(n_buses, reads.shape[1])
     for b in prange(terminals.shape[0]):
         _solve_case(b, terminals, think, cpu_demand, inv_alpha, cpu_memory, disk_memory, reads, writes,
-                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, out, util, demand, lowest)
+                    n_disks, bus_of_disk, n_buses, times, mode, share, tol, max_iter, servers, out, util, demand,
+                    lowest)
     return out, util, demand, lowest

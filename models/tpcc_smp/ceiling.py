@@ -6,7 +6,10 @@ while 96 of the 111 held-out tpmC values (Tables 11, 13-17, all at two CPUs) are
 The bound rests on three assumptions, each true of the model: the 1- and 2-CPU cases
 differ only in the CPU centre; the time spent outside it does not grow when it is slowed
 (product-form monotonicity; the contention terms fall with throughput); and k CPUs have
-at most k times the capacity of one (the Norton aggregate shares one memory bus).
+at most k times the capacity of one (the Norton aggregate shares one memory bus).  The
+default model breaks the third on purpose: ``cpu.speed_by_cpus`` lets one CPU alone run
+slower than one of two (the per-centre rates of the paper's Fig. 5), the one reading of
+Table 10 under which Tables 11 and 13-17's two-CPU values are in reach.
 """
 from __future__ import annotations
 

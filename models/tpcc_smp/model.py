@@ -24,18 +24,28 @@ side in x, so it has one root, found by bracketing (Brent's method).
 
 Units: service times are entered in processor cycles as in Table 7 and converted with
 ``cpu.clock``; think and response times are seconds, throughputs transactions/second,
-tpmC New-Order transactions per minute (eq. 3.10).
+tpmC New-Order transactions per minute (eq. 3.10).  Tables and plots show cycles as ms.
+
+**The reading of Tables 6-8** (defaults; ``data/tpcc/README.md`` gives the evidence).
+Table 7's disk is the HP 97560 of the disk simulator the paper used (its reference 8):
+1.5 M cycles is half a turn at 4002 rpm, 42,000 cycles one of its 512-byte sectors (72 a
+track).  A disk access moves one 8 KB database page (``disk.block_size``): 16 sector
+transfers, and 32 I/O bus transfers of 256 bytes at SCSI-2's 10 MB/s (Table 7's 5,120
+cycles), a write holding its bus through the access (eq. 3.7).  Table 6's disk counts
+are then sectors, about 16 to an access (``workload.disk_visit_scale``).  Fig. 5's rate
+functions are measured for each CPU count and not printed; Table 10 needs one processor
+alone to run slower than one of two (``cpu.speed_by_cpus``).  Those two constants are
+fitted on Table 10 alone (:data:`CALIBRATED`); ``model.inputs = "table6"`` keeps the
+printed inputs (one 256-byte sector a visit).  Separate disks with ``disk.access_time =
+"mechanical"`` wait for their bus by the residual of the other disks' holds and queue
+as FCFS with their access's variance, as the simulated machine's disks do.
 
 Where the paper is silent or inconsistent, the choice is a parameter with a documented
 default (see :data:`PARAMETERS` and ``data/tpcc/README.md``).
 
-:meth:`TPCCSMP.simulate` simulates the machine itself (:mod:`models.tpcc_smp.simulation`).
-Against it (``python -m models.tpcc_smp.validation``, C1-C9, 48 terminals) the model's
-tpmC is within 3.0% (mean 2.2%) with the stalling centre and the calibrated inputs,
-device utilisations within 1.3 points; with the paper's centre it is 26-36% high for
-C1-C6, where the CPUs are the bottleneck, because its memory centre lets a
-transaction's miss stalls overlap other transactions' computing, which a stalling
-processor cannot do.
+:meth:`TPCCSMP.simulate` simulates the machine itself (:mod:`models.tpcc_smp.simulation`),
+and :mod:`models.tpcc_smp.validation` measures the model against it: tpmC on C1-C9 and
+the effect of each of the paper's what-ifs (``--what-ifs``).
 
 References
 ----------
@@ -101,20 +111,28 @@ def disk_visit_scale_from_table12() -> float:
     return float(u_disk / throughput * data.CLOCK_HZ / per_tx)
 
 
-#: Defaults fitted on the paper's Tables 10 (tpmC of C1 with 1-4 CPUs) and 12 (device
-#: utilisations of C2-C6) by ``python -m calibration.studies.tpcc`` (least squares on relative
-#: residuals, 29 values) with the stalling CPU centre and separate disks: cpu.cpi 6.37518
-#: (95% interval -1.59-14.34), disk_visit_scale 0.0452492 (0.0237-0.0668).  Table 10 is
-#: then met within 8.4% mean (17.0% max), the held-out tpmC of Tables 11, 13-17 within
-#: 8.5% mean (21.2% max).  Table 6 at Table 7's CPI of 1 (``model.inputs = "table6"``)
-#: makes the I/O centre the bottleneck from one CPU on, so CPUs do not matter.
-CALIBRATED = {"cpu.cpi": 6.375, "workload.disk_visit_scale": 0.04525}
+#: Defaults fitted on the paper's Table 10 alone (tpmC of C1 with 1-4 CPUs) by
+#: ``python -m calibration.studies.tpcc`` (least squares on relative residuals) with the
+#: stalling CPU centre and separate disks, the page reading of Tables 6-8 (see
+#: ``data/tpcc/README.md``) and Table 7's one cycle per instruction: the synchronisation
+#: cost of the CPU centre and the disk accesses per Table 6 disk visit.  Tables 11-18 are
+#: held out.  Fitted values and 95% intervals: cpu.speed_by_cpus[0] 0.39935 (0.287-0.511),
+#: workload.disk_visit_scale 0.069380 (0.0487-0.0901), i.e. 1.11 page accesses per 16
+#: Table 6 disk visits.  Table 10 is then met within 3.7% mean (7.1% max), the held-out
+#: tpmC of Tables 11 and 13-17 within 4.5% mean (14.2% max).
+CALIBRATED = {"cpu.speed_by_cpus": (0.39935, 1.0), "workload.disk_visit_scale": 0.069856}
 
-#: The same fit with the paper's CPU centre (``model.cpu_centre = "paper"``): cpu.cpi
-#: 10.3473 (1.72-18.97), disk_visit_scale 0.0459675 (0.0258-0.0662); Table 10 within 7.2%
-#: mean (14.1% max), held out 7.5% (19.1%).  Applied in place of :data:`CALIBRATED` when
-#: that centre is chosen, so the reproduction of Tables 10-18 stays the paper's model.
-CALIBRATED_PAPER_CENTRE = {"cpu.cpi": 10.35, "workload.disk_visit_scale": 0.04597}
+#: The same fit with the paper's CPU centre (``model.cpu_centre = "paper"``), applied in
+#: place of :data:`CALIBRATED` when that centre is chosen: cpu.speed_by_cpus[0] 0.084693
+#: (0.0606-0.109), workload.disk_visit_scale 0.052183 (0.0390-0.0653); Table 10 within 3.8%
+#: mean (7.1% max), held out 6.1% (14.4%).
+CALIBRATED_PAPER_CENTRE = {"cpu.speed_by_cpus": (0.084693, 1.0), "workload.disk_visit_scale": 0.052183}
+
+#: The reading of Tables 6-8 the defaults take (one 8 KB page an access, HP 97560 sectors,
+#: SCSI-2 transfers of 256 bytes), and what ``model.inputs = "table6"`` takes instead: one
+#: 256-byte sector a visit, as Table 8 prints it.
+PAGE_READING = {"disk.block_size": 8192.0, "disk.sector_size": 512.0, "io_bus.transfer_size": 256.0}
+SECTOR_READING = {"disk.block_size": 256.0, "disk.sector_size": 256.0, "io_bus.transfer_size": 256.0}
 
 
 def _parameters() -> tuple[Parameter, ...]:
@@ -128,28 +146,40 @@ def _parameters() -> tuple[Parameter, ...]:
         P("io_buses", 1, "buses", "L, I/O buses (Table 9)", integer(1, 1024)),
         P("disks", 1, "disks", "disks in all (Table 9; the paper's K x L)", integer(1, 4096)),
         P("cpu.clock", data.CLOCK_HZ, "Hz", "processor clock (Table 7: 200 MHz); converts cycles to seconds", pos),
-        P("cpu.cpi", CALIBRATED["cpu.cpi"], "cycles/instruction", "effective cycles per instruction of the CPU "
-          "centre, fitted on Tables 10 and 12 (with model.cpu_centre = paper: 10.35; Table 7's S_CPU is 1: "
-          "model.inputs = table6)", pos),
+        P("cpu.cpi", 1.0, "cycles/instruction", "cycles per instruction between cache misses (Table 7: S_CPU = 1)",
+          pos),
         P("cpu.cache_hit_rate", 0.9, "fraction", "share of memory references that hit the cache "
           "(section 4.3 rule of thumb: 90%)", real(0.0, 1.0)),
         P("cpu.sync_efficiency", 1.0, "fraction", "eta: the m-th concurrently busy CPU adds eta^(m-1) of a CPU "
           "(synchronisation loss; 1 = none; our reconstruction)", real(0.0, 1.0, strict=True)),
+        P("cpu.speed_by_cpus", CALIBRATED["cpu.speed_by_cpus"], "fraction", "relative speed of a processor in a "
+          "CPU centre of 1, 2, ... CPUs (the last for more): Fig. 5 measures each centre's rates apart and does "
+          "not print them; the default is fitted on Table 10, where one CPU alone runs a transaction slower "
+          "than one of two (the synchronisation of footnote 3); [1] = the same speed for any count",
+          real_list(0.0, strict=True)),
         P("cpu.rate", (), "instructions/cycle", "mu(1..J) of the CPU centre (Fig. 5; constant beyond J); "
           "empty = Norton aggregation of the CPUs, caches and memory bus", real_list(0.0, strict=True)),
         P("memory.latency", t7["S_Mem"], "cycles", "S_Mem, memory service time per visit (Table 7)", pos),
         P("memory_bus.request_latency", t7["S_MBusRequest"], "cycles", "S_MBusRequest (Table 7)", nonneg),
         P("memory_bus.reply_latency", t7["S_MBusReply"], "cycles", "S_MBusReply (Table 7)", nonneg),
-        P("io_bus.latency", t7["S_IOBus"], "cycles", "S_IOBus, bus time of a write besides the disk access "
-          "(Table 7, SCSI-2)", nonneg),
+        P("io_bus.latency", t7["S_IOBus"], "cycles", "S_IOBus, bus time of a write per io_bus.transfer_size "
+          "bytes, besides the disk access it holds the bus through (Table 7, SCSI-2)", nonneg),
         P("io_bus.request_latency", t7["S_IOBusReq"], "cycles", "S_IOBusReq (Table 7)", nonneg),
-        P("io_bus.reply_latency", t7["S_IOBusRep"], "cycles", "S_IOBusRep (Table 7)", nonneg),
+        P("io_bus.reply_latency", t7["S_IOBusRep"], "cycles", "S_IOBusRep, a read's reply per "
+          "io_bus.transfer_size bytes (Table 7)", nonneg),
         P("disk.cache_latency", t7["S_Dcache"], "cycles", "S_Dcache, disk cache time of a read (Table 7)", nonneg),
         P("disk.seek_time", t7["S_seek"], "cycles", "S_seek, average seek (Table 7)", nonneg),
         P("disk.rotation_latency", t7["S_latency"], "cycles", "S_latency, average rotation latency (Table 7)", nonneg),
-        P("disk.transfer_time", t7["S_transfer"], "cycles", "S_transfer (Table 7)", nonneg),
-        P("disk.block_size", 256, "bytes", "data moved per disk visit; sets V_Disk-Mem = block/cache block x "
-          "V_Disk (not given; default one 256-byte sector, the unit of Table 7's transfer time)", pos),
+        P("disk.transfer_time", t7["S_transfer"], "cycles", "S_transfer, per disk.sector_size bytes (Table 7)",
+          nonneg),
+        P("disk.block_size", 8192, "bytes", "data one disk access moves: a database page (8 KB, PostgreSQL's "
+          "BLCKSZ, inherited from POSTGRES); the transfer takes disk.block_size / disk.sector_size sector times, "
+          "the bus disk.block_size / io_bus.transfer_size bus latencies, and V_Disk-Mem = block / cache block x "
+          "V_Disk", pos),
+        P("disk.sector_size", 512, "bytes", "bytes per disk.transfer_time: Table 7's 42,000 cycles is one "
+          "512-byte sector of the HP 97560 (72 a track at 4002 rpm; Table 8 prints 256 bytes)", pos),
+        P("io_bus.transfer_size", 256, "bytes", "bytes per I/O bus latency: Table 7's 5,120 cycles (25.6 us) "
+          "carries 256 bytes at SCSI-2's 10 MB/s", pos),
         P("cache.block_size", 32, "bytes", "cache block (Table 8)", pos),
         P("workload.mix", tuple(data.mix()), "fraction", "P_I..P_V (Table 2; New-Order gets the remaining 45%)",
           real_list(0.0, length=5)),
@@ -171,8 +201,9 @@ def _parameters() -> tuple[Parameter, ...]:
         P("cpu.cache_hit_rate_by_cpus", (), "fraction", "cache hit rate with 1, 2, ... CPUs (the last for more); "
           "empty = cpu.cache_hit_rate for any count", real_list(0.0, 1.0)),
         P("workload.disk_visit_scale", CALIBRATED["workload.disk_visit_scale"], "factor",
-          "effective disk visits / Table 6 disk visits, fitted on Tables 10 and 12 (model.inputs = table6: "
-          "derived from Table 12 C2 by U = X D, see disk_visit_scale_from_table12)", pos),
+          "disk accesses per Table 6 disk visit, fitted on Table 10 (about 1/16: Table 6 counts sectors, an "
+          "access moves a page of 16; model.inputs = table6: derived from Table 12 C2 by U = X D, see "
+          "disk_visit_scale_from_table12)", pos),
         P("workload.access_distribution", "table5", "", "per-table access probabilities: table5 (as published) "
           "or table4 (derived from Table 4 and the mix)", choice("table5", "table4")),
         P("mapping.table_to_disk", (1,) * 9, "disk", "f: disk (1-based) of database tables 1..9", integer_list(1, length=9)),
@@ -184,12 +215,17 @@ def _parameters() -> tuple[Parameter, ...]:
           "for: a read's reply after regaining the bus, a write's bus time; the reads' bus requests wait by the "
           "contention term), paper (eq. 3.9: the buses and disks as one centre, io.disk_parallelism), or auto "
           "(separate with the stalling CPU centre, paper with the paper's)", choice("auto", "separate", "paper")),
+        P("disk.access_time", "mechanical", "", "how an access's time varies, as the simulated machine's disks: "
+          "mechanical (seek and rotation uniform on [0, twice the mean], transfer fixed; the separate-disk I/O "
+          "centre then takes the reads' bus waits by their residual and the disks' queues as FCFS with that "
+          "variance) or exponential (product form; the paper's equations)", choice("mechanical", "exponential")),
         P("io.write_bus_hold", "eq3.7", "", "a write's bus time in the read-contention term of eq. 3.8: eq3.7 "
           "(S_IOBus + disk access, as eq. 3.7 holds the bus) or printed (S_IOBus alone)",
           choice("eq3.7", "printed")),
-        P("model.inputs", "calibrated", "", "calibrated (cpu.cpi and workload.disk_visit_scale fitted on Tables "
-          "10 and 12) or table6 (the paper's inputs as printed: Table 7's 1 cycle per instruction, disk visits "
-          "scaled by Table 12 C2)", choice("calibrated", "table6")),
+        P("model.inputs", "calibrated", "", "calibrated (the page reading, cpu.sync_cost and "
+          "workload.disk_visit_scale fitted on Table 10) or table6 (the paper's inputs as printed: one 256-byte "
+          "sector a disk visit, no synchronisation cost, disk visits scaled by Table 12 C2)",
+          choice("calibrated", "table6")),
         P("model.cpu_centre", "stalling", "", "stalling (the processors, memory bus and memory as one "
           "flow-equivalent centre in which a processor waiting for a line runs nothing else) or paper (eq. 3.3-3.6: "
           "the CPUs and memory bus aggregated, the memory a separate centre, so one transaction's miss stalls "
@@ -205,28 +241,32 @@ def _parameters() -> tuple[Parameter, ...]:
 
 PARAMETERS = _parameters()
 
-#: What ``model.inputs = "table6"`` puts in place of the calibrated defaults: the paper's
-#: inputs as printed (Table 7's S_CPU; disk visits scaled by Table 12 C2's utilisation).
-PAPER_INPUTS = {"cpu.cpi": float(data.service_times()["S_CPU"]),
-                "workload.disk_visit_scale": disk_visit_scale_from_table12()}
+#: What ``model.inputs = "table6"`` puts in place of the defaults: the paper's inputs as
+#: printed (one 256-byte sector a disk visit, Table 7's CPI, no synchronisation cost, disk
+#: visits scaled by Table 12 C2's utilisation; the product form's exponential disks).
+PAPER_INPUTS = {"cpu.speed_by_cpus": (1.0,), "workload.disk_visit_scale": disk_visit_scale_from_table12(),
+                "disk.access_time": "exponential", **SECTOR_READING}
+
+_DEFAULTS = {**CALIBRATED, **PAGE_READING, "disk.access_time": "mechanical"}
 
 
 def with_inputs(values: dict) -> dict:
     """``values`` (every parameter) with ``model.inputs`` and ``model.cpu_centre`` applied
-    to the inputs left at their defaults (a value equal to :data:`CALIBRATED`'s counts
-    as not given).  Under ``table6`` they become :data:`PAPER_INPUTS`, and another value
-    given for one of them conflicts (ModelError naming it) rather than being replaced
-    silently; calibrated with the paper's centre, :data:`CALIBRATED_PAPER_CENTRE`."""
+    to the inputs left at their defaults.  Under ``table6`` they become
+    :data:`PAPER_INPUTS`, and another value given for one of them conflicts (ModelError
+    naming it) rather than being replaced silently; calibrated with the paper's centre,
+    :data:`CALIBRATED_PAPER_CENTRE`."""
     table6 = values.get("model.inputs") == "table6"
     if not table6 and values.get("model.cpu_centre") != "paper":
         return values
     chosen = PAPER_INPUTS if table6 else CALIBRATED_PAPER_CENTRE
     values = dict(values)
     for name, value in chosen.items():
-        if values[name] == CALIBRATED[name]:
+        if values[name] == _DEFAULTS[name]:
             values[name] = value
-        elif table6 and values[name] not in (value, CALIBRATED_PAPER_CENTRE[name]):
-            raise ModelError(name, f"model.inputs = table6 sets it to {value:.6g} (the paper's input); "
+        elif table6 and values[name] not in (value, CALIBRATED_PAPER_CENTRE.get(name, value)):
+            shown = f"{value:.6g}" if isinstance(value, float) else repr(value)
+            raise ModelError(name, f"model.inputs = table6 sets it to {shown} (the paper's input); "
                                    f"drop one of the two")
         elif table6:
             values[name] = value
@@ -278,6 +318,35 @@ class TPCCSMP(ModelKind):
 
     kind = "tpcc_smp"
     main_output = "tpmC"
+    #: busy shares, not one server's load: the CPU centre has work (P(busy)) and some disk works
+    not_bottlenecks = ("cpu", "io_system")
+    #: tables and plots show cycles as milliseconds at the configuration's clock
+    display_units = {"cycles": ("ms", "cpu.clock", 1e3)}
+
+    @classmethod
+    def what_if_hint(cls, name: str, values: dict) -> str:
+        """What would make a ``--set name`` that changes nothing matter: a bus or disk that
+        the mappings leave idle, named with the mapping to change."""
+        try:
+            model = cls.from_values(values)
+        except ModelError:
+            return ""
+        used_disks = set(model.values["mapping.table_to_disk"])
+        idle_disks = [d for d in range(1, model.values["disks"] + 1) if d not in used_disks]
+        used_buses = {int(b) + 1 for d, b in enumerate(model.bus_of_disk()) if d + 1 in used_disks}
+        idle_buses = [b for b in range(1, model.values["io_buses"] + 1) if b not in used_buses]
+        if name in ("disks", "io_buses", "mapping.disk_to_bus") and (idle_disks or idle_buses):
+            parts = []
+            if idle_disks:
+                parts.append(f"no table is on disk{'s' if len(idle_disks) > 1 else ''} "
+                             f"{', '.join(map(str, idle_disks))}")
+            if idle_buses:
+                parts.append(f"no table's disk is on I/O bus{'es' if len(idle_buses) > 1 else ''} "
+                             f"{', '.join(map(str, idle_buses))}")
+            return "; ".join(parts) + ": set mapping.table_to_disk (and mapping.disk_to_bus) to use them"
+        if name.startswith("cpu.") and model.values["cpu.rate"]:
+            return "cpu.rate is given, and its rates replace the CPU centre's aggregate: empty it to use this"
+        return ""
 
     def __init__(self, values: dict | None = None, name: str = ""):
         self.values = with_inputs(resolve_values(PARAMETERS, values or {}))   # names and values checked
@@ -426,7 +495,8 @@ class TPCCSMP(ModelKind):
         From ``cpu.rate`` (mu(j) in instructions per cycle, eq. 3.3) when given, else by
         Norton aggregation of :meth:`cpu_subnetwork`: for j = 1..N transactions under
         ``paper``; under ``stalling`` for the min(j, k) that hold a processor (the rest
-        wait for one), with the synchronisation loss applied per busy processor.
+        wait for one), with the synchronisation loss applied per busy processor; either
+        centre's time per transaction divided by ``cpu.speed_by_cpus`` for its CPU count.
         """
         return _cpu_station_cached(self, tuple(hashable(self.values[k]) for k in CPU_KEYS))
 
@@ -437,13 +507,16 @@ class TPCCSMP(ModelKind):
         if rates:
             mu = np.asarray(rates, dtype=float)
             return Station("cpu", "ld", [instructions / (mu[0] * v["cpu.clock"])], capacity=mu / mu[0])
+        # cpu.speed_by_cpus stretches the whole centre's time, computing and stalls alike
+        speed = processor_speed(v)
         if v["model.cpu_centre"] == "paper":
-            return flow_equivalent_station("cpu", self.cpu_subnetwork(), v["terminals"])
+            station = flow_equivalent_station("cpu", self.cpu_subnetwork(), v["terminals"])
+            return Station("cpu", "ld", np.asarray(station.demand) / speed, capacity=station.capacity)
         busy = min(v["cpus"], v["terminals"])
         station = flow_equivalent_station("cpu", self.cpu_subnetwork(), busy)
         m = np.arange(1, busy + 1)
         sync = np.cumsum(v["cpu.sync_efficiency"] ** (m - 1)) / m        # as the simulated machine scales progress
-        return Station("cpu", "ld", station.demand, capacity=np.asarray(station.capacity) * sync)
+        return Station("cpu", "ld", np.asarray(station.demand) / speed, capacity=np.asarray(station.capacity) * sync)
 
     def memory_share(self, per_transaction: bool = False):
         """Share of the memory bus's and memory's demand whose residence is their own
@@ -676,7 +749,8 @@ WORKLOAD_KEYS = ("disks", "mapping.table_to_disk", "workload.disk_visit_scale", 
                  "workload.memory_writes", "workload.disk_reads", "workload.disk_writes", "workload.table_access",
                  "disk.block_size", "cache.block_size", "workload.access_distribution", "workload.mix",
                  "workload.keying_time", "workload.think_time", "workload.menu_time")
-CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sync_efficiency", "cpu.rate",
+CPU_KEYS = WORKLOAD_KEYS + ("terminals", "cpus", "cpu.cpi", "cpu.clock", "cpu.sync_efficiency", "cpu.speed_by_cpus",
+                            "cpu.rate",
                             "memory_bus.request_latency", "memory_bus.reply_latency", "memory.latency",
                             "model.cpu_centre")
 
@@ -711,20 +785,44 @@ def _table_access(kind: str) -> np.ndarray:
 # these share every other input (workload, CPU rate function, mappings).  Not the memory
 # latency: the stalling CPU centre's rates depend on it.
 TIME_KEYS = ("io.centre", "io_bus.request_latency", "io_bus.reply_latency", "io_bus.latency",
-             "disk.seek_time", "disk.rotation_latency", "disk.transfer_time", "disk.cache_latency",
+             "disk.sector_size", "io_bus.transfer_size", "disk.access_time", "disk.seek_time", "disk.rotation_latency", "disk.transfer_time", "disk.cache_latency",
              "io.write_bus_hold", "io.disk_parallelism", "solver.tol")
+
+
+def access_times(v: dict) -> dict:
+    """What one disk access costs in cycles under the reading of Tables 6-8 the values
+    take: the disk's access (seek, rotation and ``disk.block_size / disk.sector_size``
+    sector transfers), a read's request and its reply over the bus, and a write's data over
+    the bus (``disk.block_size / io_bus.transfer_size`` bus latencies each)."""
+    sectors = v["disk.block_size"] / v["disk.sector_size"]
+    transfers = v["disk.block_size"] / v["io_bus.transfer_size"]
+    return {"access": v["disk.seek_time"] + v["disk.rotation_latency"] + sectors * v["disk.transfer_time"],
+            "transfer": sectors * v["disk.transfer_time"],
+            "request": v["io_bus.request_latency"], "reply": transfers * v["io_bus.reply_latency"],
+            "write_bus": transfers * v["io_bus.latency"]}
 
 
 def _times_matrix(values_list) -> np.ndarray:
     """(B, 9) service-time vectors of the kernels (s), one row per case."""
-    raw = np.array([[v["memory_bus.request_latency"], v["memory_bus.reply_latency"], v["memory.latency"],
-                     v["io_bus.request_latency"], v["io_bus.reply_latency"], v["io_bus.latency"],
-                     v["disk.seek_time"] + v["disk.rotation_latency"] + v["disk.transfer_time"],
-                     v["disk.cache_latency"], v["cpu.clock"], v["io.write_bus_hold"] == "eq3.7"]
-                    for v in values_list], dtype=float)
-    times = raw[:, :9].copy()
-    times[:, 8] = raw[:, 5] + raw[:, 6] * raw[:, 9]        # a write's bus hold (eq. 3.7 or as printed)
-    return times / raw[:, 8:9]
+    rows = []
+    for v in values_list:
+        t = access_times(v)
+        hold = t["write_bus"] + (t["access"] if v["io.write_bus_hold"] == "eq3.7" else 0.0)
+        # variance of an access: seek and rotation uniform on [0, twice the mean], transfer fixed
+        variance = (v["disk.seek_time"] ** 2 + v["disk.rotation_latency"] ** 2) / 3.0 / v["cpu.clock"] ** 2 \
+            if v["disk.access_time"] == "mechanical" else -1.0
+        rows.append([v["memory_bus.request_latency"], v["memory_bus.reply_latency"], v["memory.latency"],
+                     t["request"], t["reply"], t["write_bus"], t["access"], v["disk.cache_latency"], hold,
+                     v["cpu.clock"], variance])
+    raw = np.array(rows, dtype=float)
+    times = raw[:, :9] / raw[:, 9:10]
+    return np.concatenate([times, raw[:, 10:11]], axis=1)
+
+
+def processor_speed(values: dict) -> float:
+    """``cpu.speed_by_cpus`` for the configuration's CPU count (the last entry for more)."""
+    speeds = values["cpu.speed_by_cpus"]
+    return float(speeds[min(values["cpus"], len(speeds)) - 1])
 
 
 def io_mode(values: dict) -> int:
@@ -781,12 +879,14 @@ def _single_class_columns(values_list, keys=None) -> tuple[dict, dict]:
     kernel = _kernels.solve_batch_parallel if count >= PARALLEL_FROM else _kernels.solve_batch
     out, util, demand, lowest = kernel(
         terminals, think, column("cpu_demand"), inv_alpha, column("cpu_memory"), column("disk_memory"),
-        reads, writes, n_disks, bus, n_buses, times, mode, column("memory_share"), tol, MAX_ROOT_ITERATIONS)
+        reads, writes, n_disks, bus, n_buses, times, mode, column("memory_share"), tol, MAX_ROOT_ITERATIONS,
+        np.array([v["cpus"] for v in values_list], dtype=np.int64))
     max_buses = util.shape[1] - 3 - max_d
     x = out[:, 0]
     new_order = np.array([v["workload.mix"][0] for v in values_list])
     columns = {"tpmC": tpmc(x * new_order), "throughput": x, "response_time": terminals / x - think,
-               "utilization.cpu": out[:, 5], "utilization.memory_bus": util[:, 0], "utilization.memory": util[:, 1]}
+               "utilization.cpu": out[:, 5], "utilization.processors": out[:, 8],
+               "utilization.memory_bus": util[:, 0], "utilization.memory": util[:, 1]}
     for k in range(max_buses):
         columns[f"utilization.io_bus_{k + 1}"] = np.where(k < n_buses, util[:, 3 + k], np.nan)
     for k in range(max_d):

@@ -253,7 +253,10 @@ def _table_inconsistencies(model: TPCCSMP, v, mix, vis, t7, clock) -> list:
                 f"{(reads + writes) * (t7['S_seek'] + t7['S_latency'] + t7['S_transfer']) / clock:.2f} s of disk "
                 f"time, capping one disk at {60 * mix[0] * clock / ((reads + writes) * (t7['S_seek'] + t7['S_latency'] + t7['S_transfer'])):.1f} tpmC; "
                 f"Table 12 (C2: 63.4% at 47.2 tpmC) implies {disk_visit_scale_from_table12():.4f} of them "
-                f"(model.inputs = table6; the fit on Tables 10 and 12 gives {CALIBRATED['workload.disk_visit_scale']})"))
+                f"(model.inputs = table6); read as sectors, 16 to an 8 KB page access, they are "
+                f"{(reads + writes) / 16:.1f} accesses, and the fit on Table 10 gives "
+                f"{CALIBRATED['workload.disk_visit_scale'] * (reads + writes):.1f} "
+                f"(workload.disk_visit_scale {CALIBRATED['workload.disk_visit_scale']})"))
     t1 = data.table("table1_access")
     no_sum = t1[t1.transaction == "I"]["probability"].sum()
     out.append(("Table 1 vs Table 4",
@@ -331,6 +334,66 @@ def _derived_inconsistencies(model: TPCCSMP, v, mix, vis, t7, clock) -> list:
                 "disks 1-4 of allocation E receive " + ", ".join(f"{s:.1%}" for s in share)
                 + " of database accesses by Table 5, yet Table 18 shows them 54.2%, 47.3%, 38.6%, 46.1% busy: "
                   "disk 2 holds only History (table 9), 0.36% of accesses"))
+    return out
+
+
+def first_step_elasticities() -> dict:
+    """The C2 elasticities of tpmC the paper's first steps imply, ``ln(tpmC'/tpmC) /
+    -ln(t'/t)`` for each of Tables 11 and 13-16 (the smallest cut of each), by name."""
+    tp = data.published_tpmc()
+    out = {}
+    for table, name, base, first, ratio in ((11, "memory and memory-bus reply latency", "100;10", "90;9", 0.9),
+                                           (13, "I/O bus latency", "5120", "4608", 4608 / 5120),
+                                           (14, "seek time", "1000000", "900000", 0.9),
+                                           (15, "rotation latency", "1500000", "1350000", 0.9),
+                                           (16, "transfer time", "42000", "37800", 0.9)):
+        rows = tp.query(f"table == {table} and configuration == 'C2'").set_index("value")["tpmC"]
+        out[name] = float(np.log(rows[first] / rows[base]) / -np.log(ratio))
+    return out
+
+
+def budget_of_effects(values: dict | None = None) -> list:
+    """Why some of the paper's what-ifs are out of reach of any model consistent in its time
+    unit (a list of sentences with the numbers): the elasticity budget, the think-time
+    bound, and the I/O bus's share of a disk access under the model's reading (``values``)."""
+    from .model import access_times
+
+    model = TPCCSMP.from_values(values or {})
+    v, mix = model.values, data.mix()
+    elasticities = first_step_elasticities()
+    out = [("Scaling every time of a model by c scales its throughput by 1/c, so the elasticities of throughput "
+            "to all its times add up to -1 + |elasticity to the think time|: at most 1 in size. The paper's "
+            "first steps at C2 imply " + ", ".join(f"{k} {e:.2f}" for k, e in elasticities.items())
+            + f", {sum(elasticities.values()):.2f} in all, before the CPU's share: no one model gives Tables 11 "
+            "and 13-16 their C2 effects together; a model near an I/O bottleneck (their disk rows) leaves "
+            "memory little (Table 11), and the reverse")]
+    z = model.mean_think_time()
+    bound = 60 * mix[0] * v["terminals"] / z
+    tp = data.published_tpmc()
+    for c in ("C4", "C6"):
+        base = float(tp.query(f"table == 15 and configuration == '{c}' and value == '1500000'").tpmC.iloc[0])
+        cut = float(tp.query(f"table == 15 and configuration == '{c}' and value == '900000'").tpmC.iloc[0])
+        r_base = v["terminals"] / (base / 60 / mix[0]) - z
+        out.append(f"{c}: the think-time bound is {bound:.2f} tpmC (Z = {z:.2f} s); Table 15 takes {c} from "
+                   f"{base} tpmC (response time {r_base:.2f} s) to {cut} (+{100 * (cut / base - 1):.1f}%), "
+                   f"{'above the bound' if cut > bound else 'within ' + format(bound - cut, '.1f') + ' tpmC of it'}: "
+                   f"the two-bus columns of Tables 13-16 leave a model at most +{100 * (bound / base - 1):.1f}% "
+                   "from its base, at zero response time")
+    t = access_times(v)
+    reads = float(mix @ data.visits()["disk_read"])
+    writes = float(mix @ data.visits()["disk_write"])
+    p_read = reads / (reads + writes)
+    held = p_read * (t["access"] + t["reply"] + t["request"]) + (1 - p_read) * (t["write_bus"] + t["access"])
+    share = (p_read * (t["reply"] + t["request"]) + (1 - p_read) * t["write_bus"]) / held
+    c2 = tp.query("table == 13 and configuration == 'C2'").set_index("value")["tpmC"]
+    gain = c2["3072"] / c2["5120"] - 1
+    out.append(f"Table 13: the I/O bus latencies are {share:.1%} of the time a disk access holds its disk here "
+               f"({v['disk.block_size']:.0f} bytes over the bus in {v['disk.block_size'] / v['io_bus.transfer_size']:.0f} "
+               f"transfers of {v['io_bus.transfer_size']:.0f}); cutting them by 40% shortens a saturated disk's "
+               f"accesses by {40 * share:.1f}%, at most +{100 * (1 / (1 - 0.4 * share) - 1):.1f}% tpmC; C2's "
+               f"+{100 * gain:.1f}% needs the bus to hold {1 - 1 / (1 + gain) :.0%} / 40% = "
+               f"{(1 - 1 / (1 + gain)) / 0.4:.0%} of an access, a bus {((1 - 1 / (1 + gain)) / 0.4) / share:.0f} "
+               "times slower than SCSI-2's 10 MB/s")
     return out
 
 

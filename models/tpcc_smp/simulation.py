@@ -68,6 +68,7 @@ from mva.variates import seed as seed_stream
 from ..bus_simulation import BusMachine, simulate_bus_machine
 from . import _simulation_kernel as kernel
 from .equations import tpmc
+from .model import access_times, processor_speed
 from .outputs import OUTPUT_UNITS
 from mva.jit import clock, seconds_since
 
@@ -118,8 +119,9 @@ def architecture(model, disks: str = "mechanical", memory_precision: float = 0.0
     ops_mean = pairs.sum(axis=1)
     # a type without disk operations never draws one: any cumulative row will do
     op_cumulative = np.cumsum(np.where(ops_mean[:, None] > 0, pairs, 1.0), axis=1)
-    times = np.array([v["io_bus.request_latency"], v["io_bus.reply_latency"], v["io_bus.latency"],
-                      v["disk.seek_time"], v["disk.rotation_latency"], v["disk.transfer_time"],
+    per_access = access_times(v)
+    times = np.array([per_access["request"], per_access["reply"], per_access["write_bus"],
+                      v["disk.seek_time"], v["disk.rotation_latency"], per_access["transfer"],
                       v["disk.cache_latency"]]) / clock
     miss_cycles = v["memory_bus.request_latency"] + v["memory.latency"] + v["memory_bus.reply_latency"]
     block_time = np.array([v["memory_bus.request_latency"] + v["memory_bus.reply_latency"], v["memory.latency"]]) / clock
@@ -143,6 +145,7 @@ def architecture(model, disks: str = "mechanical", memory_precision: float = 0.0
         phases = ((0, v["memory_bus.request_latency"], 0.0), (1, v["memory.latency"], 0.0),
                   (0, v["memory_bus.reply_latency"], 0.0))
         eta = v["cpu.sync_efficiency"]
+        speed = processor_speed(v)
         cpu_rate = np.zeros(servers + 1)
         dma_latency = np.zeros(servers + 1)
         memory = np.zeros((servers + 1, 2))
@@ -152,8 +155,9 @@ def architecture(model, disks: str = "mechanical", memory_precision: float = 0.0
             worst = max(worst, float(est.half["progress"][0] / est.mean["progress"][0]))
             if j <= servers:
                 sync = np.sum(eta ** np.arange(j)) / j
-                cpu_rate[j] = float(est.mean["progress"][0]) / j * sync
-                memory[j] = est.mean["utilization"]
+                cpu_rate[j] = float(est.mean["progress"][0]) / j * sync * speed
+                # a slower processor (cpu.speed_by_cpus) issues its misses that much more slowly
+                memory[j] = est.mean["utilization"] * speed
             # a transfer when j - 1 processors are busy sees what a miss of j processors sees
             dma_latency[j - 1] = float(est.mean["latency"][0]) / clock
         cpu_work = w.cpu_instructions * v["cpu.cpi"] / clock
@@ -262,13 +266,14 @@ def _nest(flat: dict) -> dict:
 SIMULATION = SimulationSettings(events=400_000, max_events=50_000_000, target="tpmC")
 
 
-def simulate(model, settings: SimulationSettings | None = None, disks: str = "mechanical",
+def simulate(model, settings: SimulationSettings | None = None, disks: str | None = None,
              memory_precision: float = 0.001, **options) -> ModelSolution:
     """Simulate the machine of ``model`` (see the module) and estimate its outputs.
 
     ``settings`` default to :data:`SIMULATION` and ``options`` change its fields (events
     are the architecture's: think, burst, bus, disk and transfer completions;
-    ``precision`` is on ``tpmC``, the main output); ``disks`` chooses the access-time distribution; ``memory_precision`` the
+    ``precision`` is on ``tpmC``, the main output); ``disks`` chooses the access-time distribution
+    (default the model's ``disk.access_time``); ``memory_precision`` the
     relative precision of the memory system's progress rates.
 
     Returns
@@ -283,7 +288,7 @@ def simulate(model, settings: SimulationSettings | None = None, disks: str = "me
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     if not 0.0 < memory_precision < 1.0:
         raise ModelError("memory_precision", f"must be a fraction between 0 and 1, got {memory_precision!r}")
-    arch = architecture(model, disks, memory_precision, int(seed))
+    arch = architecture(model, disks or model.values["disk.access_time"], memory_precision, int(seed))
     run = analyse(partial(_Chain, arch), partial(_measures, arch), settings)
     outputs = _nest({k: float(v) for k, v in run.mean.items()})
     half = _nest({k: float(v) for k, v in run.half.items()})

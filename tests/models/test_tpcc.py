@@ -150,20 +150,89 @@ def test_c1_matches_the_independent_recomputation(terminals, centre, cpus):
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
 
 
-@pytest.mark.parametrize("io", ["paper", "separate"])
-def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation(io):
+SECTORS = dict(block=256, sector=256, bus_unit=256)       # one 256-byte sector a visit (Table 8 as printed)
+PAGES = dict(block=8192, sector=512, bus_unit=256)        # the default reading: an 8 KB page a visit
+
+
+def _reading(reading: dict) -> dict:
+    return {"disk.block_size": float(reading["block"]), "disk.sector_size": float(reading["sector"]),
+            "io_bus.transfer_size": float(reading["bus_unit"])}
+
+
+@pytest.mark.parametrize("io, reading, mechanical", [("paper", SECTORS, False), ("separate", SECTORS, False),
+                                                      ("paper", PAGES, False), ("separate", PAGES, False),
+                                                      ("separate", PAGES, True), ("separate", SECTORS, True)])
+def test_multi_disk_multi_bus_with_a_rate_table_matches_the_recomputation(io, reading, mechanical):
     """Four disks on two buses (contention and the 4-disk parallelism, or four disk
-    centres), CPU rates as a table."""
-    scale = 0.05
+    centres), CPU rates as a table; each reading of Tables 6-8, exponential or mechanical
+    disks (the residual bus waits and the FCFS disk queues)."""
+    scale = 0.05 if reading is SECTORS else 0.004
     rates = [0.08, 0.15, 0.19, 0.2]
     f = data.mapping("B")
-    ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates, io=io)
-    sol = _model(terminals=6, cpus=2, io_buses=2, disks=4, mapping__table_to_disk=f,
-                 workload__disk_visit_scale=scale, cpu__rate=rates, cpu__cpi=1.0, model__cpu_centre="paper",
-                 io__centre=io).solve()
+    ref = reference_tpcc.solve(6, list(f), 4, [1, 1, 2, 2], 2, scale, cpu_rate=rates, io=io, mechanical=mechanical,
+                               **reading)
+    sol = TPCCSMP.from_values({"terminals": 6, "cpus": 2, "io_buses": 2, "disks": 4, "mapping.table_to_disk": f,
+                               "workload.disk_visit_scale": scale, "cpu.rate": rates, "model.cpu_centre": "paper",
+                               "io.centre": io, "disk.access_time": "mechanical" if mechanical else "exponential",
+                               **_reading(reading)}).solve()
     assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
     for device, value in ref["utilization"].items():
         assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
+
+
+@pytest.mark.parametrize("config, terminals", [("C1", 12), ("C2", 20), ("C3", 48), ("C4", 48), ("C6", 30)])
+def test_default_reading_matches_the_recomputation(config, terminals):
+    """The defaults (an 8 KB page an access, the stalling centre with one CPU's speed
+    from cpu.speed_by_cpus, separate mechanical disks) against the recomputation."""
+    values = {**data.configuration_values(config), "terminals": terminals}
+    model = TPCCSMP.from_values(values)
+    v = model.values
+    disks = v["disks"]
+    ref = reference_tpcc.solve(terminals, list(v["mapping.table_to_disk"]), disks, list(model.bus_of_disk() + 1),
+                               v["io_buses"], v["workload.disk_visit_scale"], centre="stalling", cpus=v["cpus"],
+                               io="separate", mechanical=True, speed=v["cpu.speed_by_cpus"][min(v["cpus"], 2) - 1],
+                               **PAGES)
+    sol = model.solve()
+    assert sol.outputs["tpmC"] == pytest.approx(ref["tpmC"], rel=1e-9)
+    for device, value in ref["utilization"].items():
+        assert sol.outputs["utilization"][device] == pytest.approx(value, rel=1e-8), device
+
+
+def test_what_ifs_of_the_disks_and_buses_are_not_flat():
+    """The default model answers the paper's I/O what-ifs with a visible effect (the
+    model of Tables 10 and 12 gave a 40% faster rotation +0.3% and a second bus +0.1%):
+    at C2, where the disk holds the transactions up, each 40% cut of a disk time gains."""
+    c2, c3, c4 = (data.configuration_values(c) for c in ("C2", "C3", "C4"))
+    t = lambda values: TPCCSMP.from_values(values).solve().outputs["tpmC"]   # noqa: E731
+    base = t(c2)
+    assert t({**c2, "disk.rotation_latency": 0.9e6}) / base - 1 > 0.05
+    assert t({**c2, "disk.seek_time": 0.6e6}) / base - 1 > 0.03
+    assert t({**c2, "disk.transfer_time": 25200.0}) / base - 1 > 0.02
+    assert t(c4) / t(c3) - 1 > 0.02                       # a second I/O bus
+    # one CPU to two: Table 10's big step, then flat (the disk saturates)
+    cpu = [t({**data.configuration_values("C1"), "cpus": k}) for k in (1, 2, 4)]
+    assert cpu[1] / cpu[0] - 1 > 0.6 and cpu[2] / cpu[1] - 1 < 0.05
+
+
+def test_processor_speed_stretches_the_one_cpu_centre():
+    """cpu.speed_by_cpus divides the CPU centre's time per transaction for its CPU count."""
+    fast = TPCCSMP.from_values({"cpus": 1, "cpu.speed_by_cpus": (1.0,)}).cpu_station()
+    slow = TPCCSMP.from_values({"cpus": 1, "cpu.speed_by_cpus": (0.25, 1.0)}).cpu_station()
+    two = TPCCSMP.from_values({"cpus": 2, "cpu.speed_by_cpus": (0.25, 1.0)}).cpu_station()
+    assert slow.demand[0] == pytest.approx(4 * fast.demand[0], rel=1e-12)
+    assert two.demand[0] == pytest.approx(TPCCSMP.from_values({"cpus": 2, "cpu.speed_by_cpus": (1.0,)})
+                                          .cpu_station().demand[0], rel=1e-12)
+
+
+def test_page_reading_costs_by_hand():
+    """One access of the default reading: seek + rotation + 16 sector transfers; a read's
+    reply and a write's data each 32 bus transfers of 256 bytes."""
+    from models.tpcc_smp.model import access_times
+
+    t = access_times(TPCCSMP.from_values({}).values)
+    assert t["access"] == pytest.approx(1e6 + 1.5e6 + 16 * 42000)
+    assert t["reply"] == pytest.approx(32 * 4850) and t["write_bus"] == pytest.approx(32 * 5120)
+    assert t["request"] == 120
 
 
 # --- Norton aggregation (a general mva feature) ------------------------------------------
@@ -225,10 +294,12 @@ def test_cpu_rate_function_is_the_subnetwork_throughput():
     x = norton_throughputs(sub, 3)
     expected = np.concatenate([x, np.full(7, x[-1])]) * instr / 200e6
     assert m.cpu_rate_function() == pytest.approx(expected, rel=1e-12)
-    # one processor: its rate is one transaction's compute plus every stall, no overlap
+    # one processor: its rate is one transaction's compute plus every stall, no overlap, at
+    # one processor's own speed (cpu.speed_by_cpus)
     one = _model(cpus=1)
     w, v = one.workload(), one.values
     per_tx = (w.cpu_instructions[0] * v["cpu.cpi"] + w.cpu_memory_visits[0] * (2 + 100 + 10)) / 200e6
+    per_tx /= v["cpu.speed_by_cpus"][0]
     assert one.cpu_station().demand[0] == pytest.approx(per_tx, rel=1e-12)
     assert one.cpu_rate_function() == pytest.approx(np.full(48, instr / (per_tx * 200e6)), rel=1e-12)
 
@@ -243,7 +314,8 @@ def test_stalling_centre_equals_a_hand_built_mva_of_processors_bus_and_memory(cp
     misses = w.cpu_memory_visits[0]
     per_cycle = reference_tpcc.rates_stalling(w.cpu_instructions[0] * v["cpu.cpi"], misses * 12.0, misses * 100.0,
                                               cpus)
-    expected = [per_cycle[min(j, cpus) - 1] * w.cpu_instructions[0] for j in range(1, 13)]
+    speed = v["cpu.speed_by_cpus"][min(cpus, len(v["cpu.speed_by_cpus"])) - 1]
+    expected = [per_cycle[min(j, cpus) - 1] * w.cpu_instructions[0] * speed for j in range(1, 13)]
     assert m.cpu_rate_function() == pytest.approx(expected, rel=1e-12)
 
 
@@ -331,7 +403,7 @@ def test_per_transaction_visits_by_hand():
     assert w.reads[0, 0] == pytest.approx(scale * 150 * on_disk_1)
     assert w.writes[0, 1] == pytest.approx(scale * 570 * (1 - on_disk_1))
     assert w.cpu_memory_visits[3] == pytest.approx(0.1 * (8469415 + 5874990))
-    assert w.disk_memory_visits[4] == pytest.approx(8 * scale * 99)
+    assert w.disk_memory_visits[4] == pytest.approx(8192 / 32 * scale * 99)     # an 8 KB page, 256 cache blocks
     assert w.think == pytest.approx([30, 15, 12, 7, 7])
 
 
@@ -361,6 +433,42 @@ def test_set_overrides_match_the_api(capsys):
     assert main(["solve", path, "--set", "cpus=4", "--set", "disk.rotation_latency=0.9e6"]) == 0
     out = capsys.readouterr().out
     assert "tpmC" in out and "disk_1" in out and "bottleneck" in out
+
+
+def test_bottleneck_is_a_server_and_busy_shares_are_named(capsys):
+    """The bottleneck line names the busiest server (a processor, a disk, a bus), not the
+    CPU centre's busy share; the processors' load is an output beside that share."""
+    path = os.path.join(TPCC, "c2.toml")
+    assert main(["solve", path, "--set", "cpus=4"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("bottleneck:"))
+    assert not line.startswith("bottleneck: cpu ") and "busy shares, not one server's load: cpu" in line
+    o = TPCCSMP.from_values({**data.configuration_values("C2"), "cpus": 4}).solve().outputs["utilization"]
+    assert 0 < o["processors"] < o["cpu"] <= 1            # 4 processors: less busy than "some of them busy"
+
+
+@pytest.mark.parametrize("setting, warned, hint", [("io_buses=2", True, "mapping.table_to_disk"),
+                                                  ("disks=2", True, "no table is on disk 2"),
+                                                  ("cpus=4", False, ""), ("disk.seek_time=6e5", False, "")])
+def test_a_set_that_changes_nothing_warns_and_names_the_fix(setting, warned, hint, capsys):
+    assert main(["solve", os.path.join(TPCC, "c2.toml"), "--set", setting]) == 0
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if "changes nothing" in x]
+    assert bool(lines) == warned
+    if warned:
+        assert len(lines) == 1 and setting.split("=")[0] in lines[0] and hint in lines[0]
+
+
+def test_cycles_show_as_milliseconds_in_tables_and_stay_cycles_in_files(capsys, tmp_path):
+    path = os.path.join(TPCC, "c2.toml")
+    assert main(["solve", path, "--sweep", "disk.rotation_latency=1.5e6,0.9e6"]) == 0
+    out = capsys.readouterr().out
+    assert "disk.rotation_latency [ms]" in out and " 7.5" in out and "4.5" in out
+    csv = tmp_path / "s.csv"
+    assert main(["solve", path, "--sweep", "disk.rotation_latency=1.5e6,0.9e6", "--format", "csv", "-o", str(csv)]) == 0
+    assert "1500000" in csv.read_text()
+    assert main(["solve", path, "--list-parameters"]) == 0
+    assert "1.5e+06 (7.5 ms)" in capsys.readouterr().out
 
 
 def test_list_parameters_shows_units_defaults_and_file_values(capsys):
@@ -478,16 +586,20 @@ def test_table6_inputs_are_the_papers_printed_ones(capsys):
     another value for either conflicts with a one-line error; sweeps apply it per case."""
     from models.tpcc_smp.model import CALIBRATED, PAPER_INPUTS
 
-    assert PAPER_INPUTS == {"cpu.cpi": 1.0, "workload.disk_visit_scale": disk_visit_scale_from_table12()}
+    assert PAPER_INPUTS == {"cpu.speed_by_cpus": (1.0,), "workload.disk_visit_scale": disk_visit_scale_from_table12(),
+                            "disk.access_time": "exponential", "disk.block_size": 256.0, "disk.sector_size": 256.0,
+                            "io_bus.transfer_size": 256.0}
     assert {p.name: p.default for p in PARAMETERS if p.name in CALIBRATED} == CALIBRATED
     named = _model(cpus=2, model__inputs="table6").solve().outputs
-    explicit = _model(cpus=2, cpu__cpi=1.0, workload__disk_visit_scale=disk_visit_scale_from_table12()).solve()
+    explicit = TPCCSMP.from_values({"cpus": 2, "cpu.speed_by_cpus": (1.0,), "disk.access_time": "exponential",
+                                    "disk.block_size": 256.0, "disk.sector_size": 256.0,
+                                    "workload.disk_visit_scale": disk_visit_scale_from_table12()}).solve()
     assert named == explicit.outputs
     assert named["tpmC"] != _model(cpus=2).solve().outputs["tpmC"]
     c2 = os.path.join(TPCC, "c2.toml")
-    assert main(["solve", c2, "--set", "model.inputs=table6", "--set", "cpu.cpi=3"]) == 2
+    assert main(["solve", c2, "--set", "model.inputs=table6", "--set", "workload.disk_visit_scale=0.5"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "cpu.cpi" in err and "table6" in err
+    assert len(err.splitlines()) == 1 and "workload.disk_visit_scale" in err and "table6" in err
     from mva.sweep import run_sweep
     swept = run_sweep(read_document(c2), [{"model.inputs": m, "cpus": k} for m in ("calibrated", "table6")
                                           for k in (1, 2)], progress=False)
