@@ -101,7 +101,7 @@ def _format_csv(path: str, result, with_file: bool, header: bool) -> str:
     return frame.to_csv(index=False, header=header, float_format="%.17g")
 
 
-def _format_model_table(path: str, solution) -> str:
+def _format_model_table(path: str, solution, not_bottlenecks=()) -> str:
     out = io.StringIO()
     o = solution.outputs
     hw = solution.half_width
@@ -128,9 +128,13 @@ def _format_model_table(path: str, solution) -> str:
             for key, value in values.items():
                 out.write(f"  {key:<{w}}  {_cell(value, halves.get(key) if hw else None, 12)}\n")
     util = o.get("utilization")
-    if util:
-        bottleneck = max(util, key=util.get)
-        out.write(f"\nbottleneck: {bottleneck} ({util[bottleneck]:.1%} utilised)\n")
+    servers = {k: u for k, u in (util or {}).items() if k not in not_bottlenecks}
+    if servers:
+        # the busiest server; a centre's busy share (some server working) is not one server's load
+        bottleneck = max(servers, key=servers.get)
+        shares = [f"{k} {util[k]:.1%}" for k in not_bottlenecks if k in util]
+        out.write(f"\nbottleneck: {bottleneck} ({util[bottleneck]:.1%} utilised)"
+                  + (f"; busy shares, not one server's load: {', '.join(shares)}" if shares else "") + "\n")
     return out.getvalue()
 
 
@@ -158,7 +162,16 @@ def _parameter_table(path: str, target) -> str:
     """Every parameter of a file: value (file and --set over the default), default, unit."""
     what = "network file" if target.kind == "network" else f"model kind {target.kind}"
     defaults = target.defaults()
-    rows = [(p.name, _show(p.default), _show(defaults[p.name]), p.unit, p.description)
+    rules = getattr(target.cls, "display_units", None) or {}
+
+    def both(value, unit):
+        # a unit the kind shows in another (cycles as ms) is listed in both
+        if unit in rules and isinstance(value, (int, float)) and not isinstance(value, bool):
+            shown, parameter, scale = rules[unit]
+            return f"{_show(value)} ({_show(value * scale / target.base[parameter])} {shown})"
+        return _show(value)
+
+    rows = [(p.name, both(p.default, p.unit), both(defaults[p.name], p.unit), p.unit, p.description)
             for p in target.parameters()]
     heads = ("parameter", "value", "default", "unit")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
@@ -231,9 +244,10 @@ def _cmd_what_if(args, solver, overrides) -> int:
     distributed = bool(args.scheduler or args.workers)
     chunk = args.chunk_size or default_chunk_size(len(grid), args.workers if distributed else None)
     key = fingerprint(target.doc, overrides, solver, grid.names, grid.values, grid.zip, args.format, chunk)
-    units = target.units() if args.format == "table" or args.plot else {}
+    units = target.shown_units(target.units()) if args.format == "table" or args.plot else {}
     unit_of = partial(target.unit_of, units)
-    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume, unit_of=unit_of)
+    out = SweepOutput(args.output, args.format, key, chunk, force=args.force, resume=args.resume, unit_of=unit_of,
+                      shown=target.shown)
     try:
         kept, met = _solve_grid(args, path, target, grid, out)
     except KeyboardInterrupt:
@@ -242,7 +256,8 @@ def _cmd_what_if(args, solver, overrides) -> int:
         import pandas as pd
 
         from .analysis import plot_sweep
-        plot_sweep(pd.concat(kept, ignore_index=True), list(sweeps), target.main_output, args.plot, unit_of)
+        plot_sweep(target.shown(pd.concat(kept, ignore_index=True)), list(sweeps), target.main_output, args.plot,
+                   unit_of)
     if args.target:
         if met is None:
             print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
@@ -368,21 +383,52 @@ def _cmd_solve(args) -> int:
         solution, warned = _solve_reporting_warnings(path, target.model.solve)
         if not solution.converged and not warned and solution.kind == "network":
             print(f"mva: warning: {path}: {solution.message}", file=sys.stderr)
-        results.append((path, solution))
+        if overrides and solution.kind != "network" and not solution.half_width:
+            for line in _unchanged_overrides(target, overrides, solution):
+                print(f"mva: warning: {path}: {line}", file=sys.stderr)
+        results.append((path, solution, target.cls.not_bottlenecks))
 
     with output_stream(args.output, args.force) as out:
         seen = set()         # solution types whose CSV header is written
-        for i, (path, payload) in enumerate(results):
+        for i, (path, payload, *exclude) in enumerate(results):
             out.write(_render(payload, path, args.format, header=type(payload) not in seen, first=i == 0,
-                              several=len(results) > 1))
+                              several=len(results) > 1, not_bottlenecks=exclude[0] if exclude else ()))
             seen.add(type(payload))
-    unconverged = [p for p, r in results if not isinstance(r, str) and not r.converged]
+    unconverged = [p for p, r, *_ in results if not isinstance(r, str) and not r.converged]
     if args.strict and unconverged:
         return ExitCode.NOT_CONVERGED
     return ExitCode.OK
 
 
-def _render(payload, path: str, fmt: str, header: bool, first: bool, several: bool) -> str:
+def _unchanged_overrides(target, overrides: dict, solution) -> list[str]:
+    """A line for each ``--set`` whose value gives the outputs the file's own value gives
+    (to a relative 1e-9), as a sweep warns of a what-if that changes nothing, with the
+    kind's hint of what would make it matter (``ModelKind.what_if_hint``)."""
+    import warnings
+
+    lines = []
+    solved = solution.flat()
+    for name in overrides:
+        without = {k: v for k, v in overrides.items() if k != name}
+        try:
+            plain = target.__class__(target.doc, without, target.solver)
+            if plain.base.get(name) == target.base.get(name):
+                continue                      # the --set value is the file's own
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                other = plain.model.solve().flat()
+        except ModelError:
+            continue                          # the file's own value is not valid with the other --set values
+        same = all(abs(float(solved[k]) - float(other[k])) <= 1e-9 * abs(float(other[k]))
+                   for k in solved if k in other and isinstance(other[k], (int, float)) and not isinstance(other[k], bool))
+        if same:
+            hint = target.cls.what_if_hint(name, target.base) if target.cls.what_if_hint else ""
+            lines.append(f"--set {name}: gives the same outputs as the file's value, so this what-if changes "
+                         f"nothing" + (f"; {hint}" if hint else ""))
+    return lines
+
+
+def _render(payload, path: str, fmt: str, header: bool, first: bool, several: bool, not_bottlenecks=()) -> str:
     """One file's output in ``fmt``, by the type of what it gave: a parameter listing
     (text), a network file's :class:`~mva.network_kind.NetworkSolution` (the full
     per-class, per-station result) or any other kind's :class:`~mva.modelkind.ModelSolution`."""
@@ -403,7 +449,7 @@ def _render(payload, path: str, fmt: str, header: bool, first: bool, several: bo
         return json.dumps({"file": path, **payload.to_dict()}) + "\n"
     if fmt == "csv":
         return _model_csv(path, payload, header=header)
-    return gap + _format_model_table(path, payload)
+    return gap + _format_model_table(path, payload, not_bottlenecks)
 
 
 def build_parser() -> argparse.ArgumentParser:

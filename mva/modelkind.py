@@ -160,6 +160,12 @@ class ModelKind:
       solver options (``--method`` ...) that only such kinds accept;
     * ``values_in(doc)``: the file's values by dotted name, where they are not its
       nested tables;
+    * ``what_if_hint(name, values)`` (classmethod): for a ``--set name`` that changes no
+      output, what would make it matter (``"no disk is on I/O bus 2: set
+      mapping.disk_to_bus"``), or "";
+    * ``display_units``: ``{unit: (shown unit, parameter, scale)}``: tables and plots show
+      a value in ``unit`` as ``value * scale / values[parameter]`` in the shown unit
+      (cycles as ms by the clock), files and CSV keep the unit;
     * ``document(values)``: the file with ``values`` written in, where that is not the
       nested tables.
     """
@@ -175,6 +181,8 @@ class ModelKind:
     for_document: Callable | None = None
     values_in: Callable | None = None
     document: Callable | None = None
+    what_if_hint: Callable | None = None
+    display_units: ClassVar[dict] = {}
 
     @classmethod
     def parameters(cls) -> tuple[Parameter, ...]:

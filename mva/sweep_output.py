@@ -74,9 +74,10 @@ class SweepOutput:
     """
 
     def __init__(self, path: str | None, fmt: str, key: str, chunk_size: int, *, force: bool = False,
-                 resume: bool = False, unit_of=None):
+                 resume: bool = False, unit_of=None, shown=None):
         self.fmt = fmt
         self.unit_of = unit_of or (lambda column: "")   # a table's headers: "name [unit]"; csv, json keep names
+        self.shown = shown or (lambda frame: frame)     # a table's values in their shown units (cycles as ms)
         self.key = key
         self.chunk_size = chunk_size
         self.first_chunk = 0
@@ -231,7 +232,7 @@ class SweepOutput:
     def finish(self) -> None:
         """Write what is held (a table), and put the complete output under its name."""
         if self.fmt == "table":
-            frame = pd.concat(self.table_frames, ignore_index=True) if self.table_frames else pd.DataFrame()
+            frame = self.shown(pd.concat(self.table_frames, ignore_index=True)) if self.table_frames else pd.DataFrame()
             # a resource a case does not have (a second bus of a one-bus case) prints as "-"
             headed = frame.rename(columns=lambda c: f"{c} [{self.unit_of(c)}]" if self.unit_of(c) else c)
             self.stream.write(headed.to_string(index=False, na_rep="-") + "\n")

@@ -75,6 +75,42 @@ class ModelTarget:
                 units[name] = unit
         return units
 
+    def _display(self, name: str):
+        """(shown unit, factor) for a parameter whose unit the kind shows in another
+        (``display_units``), else None; the factor reads the base case's parameter."""
+        rules = getattr(self.cls, "display_units", None) or {}
+        unit = next((p.unit for p in self.cls.parameters() if p.name == name), None)
+        if unit not in rules:
+            return None
+        shown, parameter, scale = rules[unit]
+        return shown, parameter, scale
+
+    def shown_units(self, units: dict) -> dict:
+        """``units`` with each parameter the kind shows in another unit given that unit."""
+        out = dict(units)
+        for name in list(units):
+            rule = self._display(name)
+            if rule is not None:
+                out[name] = rule[0]
+        return out
+
+    def shown(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with each such parameter's column in its shown unit (per row, when the
+        factor's parameter is a column too), for tables and plots; files keep the unit."""
+        import pandas as pd
+
+        out = frame
+        for column in frame.columns:
+            rule = self._display(column)
+            if rule is None or not pd.api.types.is_numeric_dtype(frame[column]):
+                continue
+            _, parameter, scale = rule
+            base = frame[parameter] if parameter in frame.columns else self.base[parameter]
+            if out is frame:
+                out = frame.copy()
+            out[column] = frame[column] * scale / base
+        return out
+
     @staticmethod
     def unit_of(units: dict, column: str) -> str:
         """``column``'s unit: its own, or its group's (``utilization`` for
