@@ -8,7 +8,9 @@ it then measures a value per claim, and :func:`judge` computes the verdict:
   ``band``;
 * ``partly``: the paper's direction, outside the band;
 * ``no``: the opposite direction, no effect at all, or not measured (``value`` None,
-  with a note saying what is missing).
+  with a note saying what is missing);
+* ``in-sample``: the claim's data were fitted (``Claim.in_sample``); the row shows the
+  value and what its verdict would be, and the count line does not count it.
 
 A direction alone never makes a ``yes``, and no verdict is typed by hand.  The table
 ends with the count line ``findings: Y yes, P partly, N no of T``; ``--findings FILE``
@@ -32,6 +34,7 @@ from dataclasses import asdict, dataclass
 __all__ = ["Claim", "Finding", "judge", "format_findings", "write_findings", "count_line", "markdown"]
 
 VERDICTS = ("yes", "partly", "no")
+IN_SAMPLE = "in-sample"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class Claim:
     paper's number (None where it gives only a direction); ``band``: ``(lo, hi)`` of our
     value that counts as the same magnitude, justified in ``why_band``; ``neutral``:
     the value of no effect (0 for a relative change, 1 for a ratio) and ``direction``
-    +1 (the paper's value is above it) or -1 (below)."""
+    +1 (the paper's value is above it) or -1 (below); ``in_sample``: the paper's number
+    behind it was fitted, so the row is shown but not counted."""
 
     id: str
     paper: str
@@ -54,6 +58,7 @@ class Claim:
     why_band: str
     neutral: float = 0.0
     direction: int = 1
+    in_sample: bool = False
 
     def __post_init__(self):
         lo, hi = self.band
@@ -106,15 +111,21 @@ def judge(claims, measured: dict) -> list[Finding]:
             note = ("no value: not measured" if value is None or not math.isfinite(value)
                     else f"{value:.4g} is outside the band [{claim.band[0]:.4g}, {claim.band[1]:.4g}]" if v == "partly"
                     else f"{value:.4g} is not on the paper's side of {claim.neutral:g}")
+        if claim.in_sample:
+            note = f"fitted data, not counted (would be {v})" + (f": {note}" if note else "")
+            v = IN_SAMPLE
         rows.append(Finding(claim.id, claim.paper, claim.source, claim.statement, claim.metric, claim.paper_value,
                             list(claim.band), claim.why_band, value, v, note))
     return rows
 
 
 def count_line(rows) -> str:
-    """``findings: Y yes, P partly, N no of T``."""
+    """``findings: Y yes, P partly, N no of T``, T the rows that are not in-sample, then
+    ``(K in-sample, not counted)`` where K > 0."""
     counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
-    return f"findings: {counts['yes']} yes, {counts['partly']} partly, {counts['no']} no of {len(rows)}"
+    fitted = sum(r.verdict == IN_SAMPLE for r in rows)
+    line = f"findings: {counts['yes']} yes, {counts['partly']} partly, {counts['no']} no of {len(rows) - fitted}"
+    return line + (f" ({fitted} in-sample, not counted)" if fitted else "")
 
 
 def _number(x) -> str:

@@ -14,9 +14,10 @@ of :mod:`calibration.studies.tpcc`, written before any run) judged on this model
 Where our database differs from the paper's (said on every run, with the profile's
 numbers, :func:`differences`): PostgreSQL 15 locks rows where POSTGRES 4.2 locked
 tables; its transactions run several times fewer instructions and data references than
-Table 6's; our disk visits are PostgreSQL's 8 KiB blocks measured with a 256 KiB buffer
-pool, each costing Table 7's seek and rotation plus 32 sector transfers; a commit forces
-the write-ahead log (POSTGRES 4.2 had no log: it forced data pages).
+Table 6's; our disk visits are PostgreSQL's 8 KiB blocks measured with a buffer pool at
+the paper's ratio of memory to database (``data/tpcc/README.md``), each costing Table 7's
+seek and rotation plus 16 sector and 32 bus transfers; a commit forces the write-ahead
+log (POSTGRES 4.2 had no log: it forced data pages).
 
 ``python -m calibration.studies.tpcc_postgres [--recording DIR] [--results FILE]``
 """
@@ -31,17 +32,17 @@ from mva.arguments import OneLineParser
 from models.tpcc_smp import TPCCSMP, data
 from models.tpcc_smp.report import reproduce
 
-from ..profiles.tpcc_postgres import cache_table, model_values, packaged_values, profile
+from ..profiles.tpcc_postgres import BUFFER_POOL, cache_table, model_values, packaged_values, profile
 from .cli import add_study_options, run_study, write_outputs
 from .findings import format_findings
 from .tpcc import CLAIMS as FITTED_CLAIMS
-from .tpcc import HALF, findings_of
+from .tpcc import IN_SAMPLE, findings_of, machine_accuracy, what_if_rows, what_if_summary
 
-__all__ = ["CLAIMS", "inputs_table", "cpu_rates", "cpu_curve", "findings", "differences", "main"]
+__all__ = ["CLAIMS", "inputs_table", "cpu_rates", "cpu_curve", "findings", "regime", "differences", "main"]
 
 #: The claims and bands of :mod:`calibration.studies.tpcc` (written before any run); none
 #: is in-sample here, since nothing is fitted.
-CLAIMS = tuple(replace(c, why_band=HALF) for c in FITTED_CLAIMS)
+CLAIMS = tuple(replace(c, in_sample=False, why_band=c.why_band.replace(IN_SAMPLE, "")) for c in FITTED_CLAIMS)
 
 
 def inputs_table(values: dict) -> pd.DataFrame:
@@ -81,9 +82,24 @@ def cpu_curve(values: dict) -> pd.DataFrame:
     return frame
 
 
-def findings(values: dict) -> list:
-    """The paper's findings (:data:`CLAIMS`) judged on the model with ``values``."""
-    return findings_of(reproduce(values, classes=False).tpmc, CLAIMS)
+def findings(values: dict, accuracy=None, rep=None) -> list:
+    """The paper's findings (:data:`CLAIMS`) judged on the model with ``values``
+    (``accuracy``: the model against its machine, or None when not run)."""
+    rep = rep or reproduce(values, classes=False)
+    return findings_of(rep.tpmc, rep.utilization, CLAIMS, accuracy=accuracy)
+
+
+def regime(values: dict) -> dict:
+    """Where the traced database runs: C1's tpmC with one and two CPUs and the step, and
+    C2's busiest disk and the processors' load (the paper: +91.9%, Table 12: 63.4%)."""
+    one, two = (TPCCSMP.from_values({**data.configuration_values("C1"), **values, "cpus": k}).solve().outputs
+                for k in (1, 2))
+    c2 = TPCCSMP.from_values({**data.configuration_values("C2"), **values}).solve().outputs["utilization"]
+    disks = {k: u for k, u in c2.items() if k.startswith("disk_")}
+    busiest = max(disks, key=disks.get)
+    return {"one_cpu": one["tpmC"], "two_cpus": two["tpmC"], "step": two["tpmC"] / one["tpmC"] - 1,
+            "one_cpu_processors": one["utilization"]["processors"], "c2_busiest_disk": busiest,
+            "c2_disk": disks[busiest], "c2_processors": c2["processors"]}
 
 
 def differences(values: dict) -> list:
@@ -94,12 +110,13 @@ def differences(values: dict) -> list:
     return ["PostgreSQL 15 locks rows; POSTGRES 4.2 locked whole tables (§4.3)",
             f"our transactions run {fewer.min():.1f}-{fewer.max():.1f} times fewer instructions and "
             f"{refs.min():.1f}-{refs.max():.1f} times fewer data references than Table 6's",
-            "disk visits are 8 KiB blocks read and written with a 256 KiB buffer pool, each costing Table 7's "
-            "seek and rotation and 32 of its 256-byte sector transfers",
+            f"disk visits are 8 KiB blocks read and written with a {BUFFER_POOL} buffer pool, "
+            "each costing Table 7's seek and rotation, 16 of its 512-byte sector transfers and 32 of its 256-byte "
+            "I/O bus transfers",
             "a commit forces the write-ahead log; POSTGRES 4.2 had no log and forced data pages"]
 
 
-def _report(values: dict, rows: list) -> str:
+def _report(values: dict, rows: list, rep=None, machine=None) -> str:
     fmt = {"instructions": "{:,.0f}".format, "table6_instructions": "{:,.0f}".format,
            "memory_refs": "{:,.0f}".format, "table6_memory_refs": "{:,.0f}".format}
     hits = values["cpu.cache_hit_rate_by_cpus"]
@@ -112,8 +129,18 @@ def _report(values: dict, rows: list) -> str:
              cpu_rates(values).to_string(index=False, float_format=lambda v: f"{v:.4f}"), "",
              "C1 (1 I/O bus, 1 disk) with 1-4 CPUs, tpmC beside Table 10:",
              cpu_curve(values).to_string(index=False, float_format=lambda v: f"{v:.2f}"), "",
-             format_findings(rows, "Findings against the paper (traced PostgreSQL inputs)"), "",
-             "Where our database differs from the paper's POSTGRES 4.2:"]
+             format_findings(rows, "Findings against the paper (traced PostgreSQL inputs)"), ""]
+    if rep is not None:
+        lines += [what_if_summary(what_if_rows(rep.tpmc)), ""]
+    r = regime(values)
+    lines += [f"Regime: one CPU {r['one_cpu']:.1f} tpmC (its processor {r['one_cpu_processors']:.0%} busy), two "
+              f"{r['two_cpus']:.1f} ({100 * r['step']:+.1f}%; the paper +91.9%); C2's busiest disk "
+              f"{r['c2_busiest_disk']} {r['c2_disk']:.0%} busy (Table 12: 63.4%), its processors {r['c2_processors']:.0%}",
+              ""]
+    if machine is not None:
+        lines += ["The model against its simulated machine with these inputs, tpmC:",
+                  machine.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+    lines += ["Where our database differs from the paper's POSTGRES 4.2:"]
     lines += [f"  - {d}" for d in differences(values)]
     return "\n".join(lines)
 
@@ -122,19 +149,42 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m calibration.studies.tpcc_postgres", description=__doc__.splitlines()[0])
     parser.add_argument("--recording", metavar="DIR", help="derive the inputs from this recording (mva trace tpcc) "
                                                            "instead of the packaged profile")
+    parser.add_argument("--events", type=int, default=400_000,
+                        help="events of each simulated-machine run for the accuracy check (0: skip it)")
     add_study_options(parser, runs=False)
+
+    def check(args):
+        from mva.errors import ModelError
+        if args.events < 0 or 0 < args.events < 20_000:
+            raise ModelError("--events", f"must be 0 (skip the machine) or at least 20000, got {args.events}")
+        if args.recording is not None:
+            from pathlib import Path
+            if not (Path(args.recording) / "tpcc.toml").is_file():
+                raise ModelError("--recording", f"{args.recording} has no tpcc.toml (record one with mva trace tpcc)")
 
     def body(args, _):
         if args.recording:
             values = model_values(profile(args.recording), cache_table(f"{args.recording}/tpcc.toml"))
         else:
             values = packaged_values()
-        rows = findings(values)
-        print(_report(values, rows))
+        rep = reproduce(values, classes=False)
+        accuracy, machine = (None, None) if args.events == 0 else machine_accuracy(values, args.events)
+        rows = findings(values, accuracy, rep)
+        print(_report(values, rows, rep, machine))
+        r = regime(values)
+        appendix = [("Where the traced database runs",
+                     f"one CPU {r['one_cpu']:.1f} tpmC (its processor {r['one_cpu_processors']:.0%} busy), two "
+                     f"{r['two_cpus']:.1f} ({100 * r['step']:+.1f}%; the paper +91.9%); C2's busiest disk "
+                     f"{r['c2_busiest_disk']} {r['c2_disk']:.0%} busy (Table 12: 63.4%), its processors "
+                     f"{r['c2_processors']:.0%}"),
+                    ("What-if rows of Tables 11 and 13-17, by effect", what_if_summary(what_if_rows(rep.tpmc)))]
+        if machine is not None:
+            appendix.append(("The model against its simulated machine, tpmC (C1-C9)",
+                             machine.to_string(index=False, float_format=lambda v: f"{v:.3f}")))
         write_outputs(rows, args, "TPC-C on an SMP (Du, Zhang, Dong & Zhang, JPDC 2001): findings of the model with "
-                                  "inputs traced from PostgreSQL")
+                                  "inputs traced from PostgreSQL", appendix)
 
-    return run_study(parser, argv, (), body, files=("findings", "results"))
+    return run_study(parser, argv, (), body, files=("findings", "results"), check=check)
 
 
 if __name__ == "__main__":

@@ -292,30 +292,34 @@ def test_one_cpu_ceiling_of_the_tpcc_tables():
     assert repairman_capacity(0.5, 10, 1.0) > 0.5
 
 
-def test_tpcc_calibration_on_tables_10_and_12(capsys):
+def test_tpcc_calibration_on_table_10(capsys):
     from calibration.profiles.tpcc_smp import calibrate
     from calibration.studies.tpcc import main
     from models.tpcc_smp import TPCCSMP
 
-    cal = calibrate(["cpu.cpi=0.2:20", "workload.disk_visit_scale=0.001:1"])
+    cal = calibrate()
     errors = cal.errors()
     assert errors["tpmc_train"]["values"] == 4 and errors["tpmc_heldout"]["values"] == 111
-    assert errors["utilization_train_points"]["values"] == 25
+    assert errors["utilization_train_points"] is None                       # Table 12 is judged, not fitted
+    assert errors["utilization_heldout_points"]["values"] == 61
     # the shipped defaults are this fit (to the digits they keep)
     from models.tpcc_smp.model import CALIBRATED
-    for name, value in CALIBRATED.items():
-        assert cal.fit.values[name] == pytest.approx(value, rel=5e-4), name
+    assert cal.fit.values["cpu.speed_by_cpus"][0] == pytest.approx(CALIBRATED["cpu.speed_by_cpus"][0], rel=5e-4)
+    assert cal.fit.values["workload.disk_visit_scale"] == pytest.approx(CALIBRATED["workload.disk_visit_scale"],
+                                                                        rel=5e-4)
     held = cal.tpmc[cal.tpmc.table != 10].rel_diff.abs()
     assert errors["tpmc_heldout"]["mean"] == pytest.approx(held.mean()) and errors["tpmc_heldout"]["max"] == held.max()
-    # the ceiling's third assumption holds for the fitted model: two CPUs at most double one
-    fitted = {k: v for k, v in cal.fit.values.items()}
+    assert errors["tpmc_heldout"]["mean"] < 0.10                            # the level target, held out
+    # the fit breaks the ceiling's third assumption on purpose: one CPU alone is slower than one of two
+    fitted = dict(cal.fit.values)
     one = TPCCSMP.from_values({**fitted, "cpus": 1}).cpu_rate_function().max()
     two = TPCCSMP.from_values({**fitted, "cpus": 2}).cpu_rate_function().max()
-    assert two <= 2 * one * (1 + 1e-12)
-    assert main(["--fit", "cpu.cpi=0.2:20", "--fit", "workload.disk_visit_scale=0.001:1"]) == 0
+    assert two > 2 * one
+    assert main(["--events", "0"]) == 0
     out = capsys.readouterr().out
-    assert "held out" in out and "at most" in out and "cpu.cpi" in out
-    assert "] disk-rotation: " in out and "findings: " in out and " of 10\n" in out
+    assert "held out" in out and "cpu.speed_by_cpus[0]" in out and "] rotation-c2: " in out
+    assert " of 29 (2 in-sample, not counted)\n" in out and "what-if rows within +-50% of the paper's effect: " in out
+    assert "[in-sample] cpus-1-to-2" in out and "model-accuracy" in out
 
 
 def test_tpcc_example_files_agree_with_the_packaged_tables():
@@ -325,7 +329,7 @@ def test_tpcc_example_files_agree_with_the_packaged_tables():
     from mva.files import read_document
     from mva.modelkind import flatten_document
 
-    frame, documents = observations()
+    frame, documents = observations((10, 12))        # the example table holds both published tables
     for name in (f"C{i}" for i in range(1, 10)):
         shipped = flatten_document(read_document(f"data/tpcc/{name.lower()}.toml"))
         expected = data.configuration_values(name)

@@ -12,8 +12,8 @@ SMALL = {
     "svm": ["--small", "--nodes", "4", "--events", "100000", "--processes", "1"],
     "cmt": ["--small", "--groups", "1", "--slice", "50000"],
     "tpcw": ["--references", "130000"],
-    "tpcc": [],
-    "tpcc_postgres": [],
+    "tpcc": ["--events", "20000"],
+    "tpcc_postgres": ["--events", "20000"],
 }
 
 
