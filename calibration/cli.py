@@ -81,10 +81,23 @@ def _cmd_tpcc(args):
                                      ("--seed", args.seed, 0, 2**32 - 1)):
         if not low <= value <= high:
             raise ModelError(option, f"must be from {low} to {high}, got {value}")
+    pool = None
+    if args.buffer_pool is not None:
+        import re
+        found = re.fullmatch(r"(\d+)(kB|MB)", args.buffer_pool.strip())
+        kib = int(found.group(1)) * (1024 if found.group(2) == "MB" else 1) if found else 0
+        if not found or kib < 128 or kib % 8 or kib > 1024 * 1024:
+            raise ModelError("--buffer-pool", "must be a whole number of 8 kB buffers from 128kB to 1024MB, as in "
+                                              f"528kB or 2MB, got {args.buffer_pool!r}")
+        pool = f"{kib}kB"
     out = Path(args.output)
-    refuse_overwrite(out / "tpcc.toml", args.force, "-o")
+    if not out.parent.is_dir():
+        raise ModelError("-o", f"cannot write {out}: no directory {out.parent}")
+    if out.is_dir():                                 # the recorder creates DIR itself
+        refuse_overwrite(out / "tpcc.toml", args.force, "-o")
     facts = record(out, args.terminals, args.transactions, args.warmup, args.io_transactions,
-                   args.count_transactions, args.seed, args.warehouses, keep_logs=args.keep_logs, force=True)
+                   args.count_transactions, args.seed, args.warehouses, keep_logs=args.keep_logs, force=True,
+                   buffer_pool=pool)
     print(f"tpcc: {facts['terminals']} terminals x {facts['transactions_per_terminal']} transactions traced in "
           f"{facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text), converted in "
           f"{facts['convert_seconds']} s: {facts['references']:,} data references, {facts['instructions']:,} "
@@ -303,6 +316,8 @@ def register_trace(sub):
     tp.add_argument("--count-transactions", type=int, default=10, metavar="N",
                     help="then one terminal alone traces N of each type, for the per-type counts (default 10)")
     tp.add_argument("--warehouses", type=int, default=1, metavar="W", help="warehouses (default 1)")
+    tp.add_argument("--buffer-pool", metavar="SIZE", help="PostgreSQL's shared_buffers, in kB or MB (e.g. 528kB; "
+                                                          "default 256kB)")
     tp.add_argument("--seed", type=int, default=1)
     tp.add_argument("--keep-logs", action="store_true", help="keep the work directory and the lackey text")
     tp.add_argument("--force", action="store_true", help="replace a recording in DIR")

@@ -47,10 +47,10 @@ from mva.errors import ModelError
 from mva.jit import jit
 
 from . import tpcc_db
-from .pgserver import PostgresServer
+from .pgserver import PostgresServer, server_settings
 from .traces import IFETCH, LOAD, STORE, Chunk, limited, read_lackey, read_npz, write_npz
 
-__all__ = ["record", "excerpt", "prepare", "measure_io", "trace", "convert_backend", "read_io", "IO_RELATIONS", "MIX"]
+__all__ = ["record", "excerpt", "prepare", "measure_io", "trace", "database_bytes", "convert_backend", "read_io", "IO_RELATIONS", "MIX"]
 
 #: The paper's mix (Du et al., Table 2; New-Order the remaining 45%).
 MIX = (0.45, 0.43, 0.04, 0.04, 0.04)
@@ -83,6 +83,23 @@ def prepare(directory, scale: tpcc_db.Scale, seed: int = 1, settings: dict | Non
     finally:
         server.stop()
     return rows
+
+
+def database_bytes(cluster, settings: dict | None = None) -> int:
+    """Bytes on disk of the nine tables with their indexes and TOAST in a prepared cluster."""
+    work = Path(cluster).parent / "size-run"
+    _copy_cluster(Path(cluster), work)
+    server = PostgresServer(work, settings)
+    server.start()
+    try:
+        with server.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relname = ANY(%s) "
+                        "AND c.relkind = 'r'", (list(tpcc_db.TABLES),))
+            total = int(cur.fetchone()[0])
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return total
 
 
 def _copy_cluster(source: Path, target: Path) -> None:
@@ -143,7 +160,7 @@ def _classify_io(log: Path, relations: dict) -> dict:
 
 
 def measure_io(cluster, out_csv, transactions: int = 40, warmup: int = 200, seed: int = 1,
-               scale: tpcc_db.Scale | None = None) -> list:
+               scale: tpcc_db.Scale | None = None, settings: dict | None = None) -> list:
     """Step 1 of the module: block reads and writes per transaction of each type and
     relation, written to ``out_csv`` (columns transaction, relation, reads, writes per
     transaction, transactions); returns the rows."""
@@ -151,7 +168,7 @@ def measure_io(cluster, out_csv, transactions: int = 40, warmup: int = 200, seed
     scale = scale or tpcc_db.Scale()
     work = Path(cluster).parent / "io-run"
     _copy_cluster(Path(cluster), work)
-    server = PostgresServer(work)
+    server = PostgresServer(work, settings)
     server.start()
     rows = []
     try:
@@ -247,7 +264,8 @@ def _terminal_run(server, scale, seed, plan, warmup, record_pid, errors):
 
 
 def trace(cluster, out, terminals: int = 8, transactions: int = 12, warmup: int = 1, seed: int = 1,
-          scale: tpcc_db.Scale | None = None, keep_logs: bool = False, count: int = 10) -> dict:
+          scale: tpcc_db.Scale | None = None, keep_logs: bool = False, count: int = 10,
+          settings: dict | None = None) -> dict:
     """Step 2 and 3 of the module into ``out``; returns the recording's facts.  After the
     concurrent terminals, one terminal alone runs ``count`` transactions of each type
     (terminal 0 in ``tpcc-segments.csv``; its trace is not kept): the per-type means
@@ -260,7 +278,7 @@ def trace(cluster, out, terminals: int = 8, transactions: int = 12, warmup: int 
     _copy_cluster(Path(cluster), work)
     raw = work / "lackey"
     raw.mkdir()
-    server = PostgresServer(work)
+    server = PostgresServer(work, settings)
     server.own(raw)
     rng = np.random.default_rng(seed)
     plans = [[IDLE, IDLE] + [str(k) for k in rng.choice(tpcc_db.TRANSACTIONS, size=transactions, p=MIX)]
@@ -401,10 +419,12 @@ def _label(label: str, k: int) -> str:
 
 def record(out, terminals: int = 8, transactions: int = 12, warmup: int = 1, io_transactions: int = 40,
            count: int = 10, seed: int = 1, warehouses: int = 1, workdir=None, keep_logs: bool = False,
-           force: bool = False) -> dict:
+           force: bool = False, buffer_pool: str | None = None) -> dict:
     """The module's three steps into ``out`` (a work directory under it unless
     ``workdir``): ``tpcc-io.csv``, ``tpcc-segments.csv``, the traces and ``tpcc.toml``.
-    Returns the facts (written into the manifest)."""
+    ``buffer_pool`` is PostgreSQL's ``shared_buffers`` (e.g. ``"1MB"``; default
+    :data:`calibration.sim.pgserver.SCALED_SETTINGS`'s).  Returns the facts (written into
+    the manifest)."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not force:
         raise ModelError("-o", f"{out} is not empty (give --force to replace a recording)")
@@ -415,12 +435,14 @@ def record(out, terminals: int = 8, transactions: int = 12, warmup: int = 1, io_
     if cluster.exists():
         shutil.rmtree(cluster)
     t0 = time.perf_counter()
-    rows = prepare(cluster, scale, seed)
-    measure_io(cluster, out / "tpcc-io.csv", io_transactions, seed=seed, scale=scale)
+    settings = {"shared_buffers": buffer_pool} if buffer_pool else None
+    rows = prepare(cluster, scale, seed, settings)
+    measure_io(cluster, out / "tpcc-io.csv", io_transactions, seed=seed, scale=scale, settings=settings)
     io_seconds = time.perf_counter() - t0
-    facts = trace(cluster, out, terminals, transactions, warmup, seed, scale, keep_logs, count)
+    facts = trace(cluster, out, terminals, transactions, warmup, seed, scale, keep_logs, count, settings)
     facts.update({"io_seconds": round(io_seconds, 1), "io_transactions_per_type": io_transactions,
-                  "rows": rows})
+                  "rows": rows, "buffer_pool": server_settings(settings)["shared_buffers"],
+                  "database_bytes": database_bytes(cluster, settings)})
     _add_facts(out / "tpcc.toml", facts)
     if not workdir and not keep_logs:
         shutil.rmtree(work)

@@ -9,5 +9,5 @@
 # and psycopg (pip install -e '.[postgres]').  Time and sizes: data/tpcc/README.md.
 set -e
 out=${1:?usage: record-postgres.sh OUTDIR}
-mva trace tpcc -o "$out" --terminals 8 --transactions 12 --warmup 1 --io-transactions 40 --count-transactions 10 --force
+mva trace tpcc -o "$out" --buffer-pool 528kB --terminals 8 --transactions 12 --warmup 1 --io-transactions 40 --count-transactions 10 --force
 python -m calibration.profiles.tpcc_postgres "$out" --data data/tpcc --packaged --excerpts data/traces/tpcc --force
