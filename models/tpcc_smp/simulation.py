@@ -140,12 +140,12 @@ def architecture(model, disks: str = "mechanical", memory_precision: float = 0.0
         explicit = False
     else:
         servers = min(k, n)
+        speed = processor_speed(v)               # a lone processor's computing runs slower
         instructions_per_miss = float(w.weight @ w.cpu_instructions / (w.weight @ w.cpu_memory_visits))
-        compute = instructions_per_miss * v["cpu.cpi"]                     # cycles between misses
+        compute = instructions_per_miss * v["cpu.cpi"] / speed             # cycles between misses
         phases = ((0, v["memory_bus.request_latency"], 0.0), (1, v["memory.latency"], 0.0),
                   (0, v["memory_bus.reply_latency"], 0.0))
         eta = v["cpu.sync_efficiency"]
-        speed = processor_speed(v)
         cpu_rate = np.zeros(servers + 1)
         dma_latency = np.zeros(servers + 1)
         memory = np.zeros((servers + 1, 2))
@@ -155,12 +155,11 @@ def architecture(model, disks: str = "mechanical", memory_precision: float = 0.0
             worst = max(worst, float(est.half["progress"][0] / est.mean["progress"][0]))
             if j <= servers:
                 sync = np.sum(eta ** np.arange(j)) / j
-                cpu_rate[j] = float(est.mean["progress"][0]) / j * sync * speed
-                # a slower processor (cpu.speed_by_cpus) issues its misses that much more slowly
-                memory[j] = est.mean["utilization"] * speed
+                cpu_rate[j] = float(est.mean["progress"][0]) / j * sync
+                memory[j] = est.mean["utilization"]
             # a transfer when j - 1 processors are busy sees what a miss of j processors sees
             dma_latency[j - 1] = float(est.mean["latency"][0]) / clock
-        cpu_work = w.cpu_instructions * v["cpu.cpi"] / clock
+        cpu_work = w.cpu_instructions * v["cpu.cpi"] / (clock * speed)
         note = (f"CPUs: {k} processors, {compute:.4g} cycles between misses, memory system simulated for 1-"
                 f"{servers + 1} busy processors (progress within ±{100 * worst:.2g}%)")
         explicit = True

@@ -214,14 +214,18 @@ def test_what_ifs_of_the_disks_and_buses_are_not_flat():
     assert cpu[1] / cpu[0] - 1 > 0.6 and cpu[2] / cpu[1] - 1 < 0.05
 
 
-def test_processor_speed_stretches_the_one_cpu_centre():
-    """cpu.speed_by_cpus divides the CPU centre's time per transaction for its CPU count."""
-    fast = TPCCSMP.from_values({"cpus": 1, "cpu.speed_by_cpus": (1.0,)}).cpu_station()
-    slow = TPCCSMP.from_values({"cpus": 1, "cpu.speed_by_cpus": (0.25, 1.0)}).cpu_station()
-    two = TPCCSMP.from_values({"cpus": 2, "cpu.speed_by_cpus": (0.25, 1.0)}).cpu_station()
-    assert slow.demand[0] == pytest.approx(4 * fast.demand[0], rel=1e-12)
-    assert two.demand[0] == pytest.approx(TPCCSMP.from_values({"cpus": 2, "cpu.speed_by_cpus": (1.0,)})
-                                          .cpu_station().demand[0], rel=1e-12)
+def test_processor_speed_stretches_the_computing_of_its_cpu_count():
+    """cpu.speed_by_cpus divides a transaction's computing for its CPU count, not its stalls."""
+    def station(cpus, speeds):
+        return TPCCSMP.from_values({"cpus": cpus, "cpu.speed_by_cpus": speeds}).cpu_station()
+
+    model = TPCCSMP.from_values({"cpus": 1})
+    w, v = model.workload(), model.values
+    compute = w.cpu_instructions[0] * v["cpu.cpi"] / 200e6
+    stalls = w.cpu_memory_visits[0] * (2 + 100 + 10) / 200e6
+    assert station(1, (1.0,)).demand[0] == pytest.approx(compute + stalls, rel=1e-12)
+    assert station(1, (0.25, 1.0)).demand[0] == pytest.approx(4 * compute + stalls, rel=1e-12)
+    assert station(2, (0.25, 1.0)).demand[0] == pytest.approx(station(2, (1.0,)).demand[0], rel=1e-12)
 
 
 def test_page_reading_costs_by_hand():
@@ -298,8 +302,8 @@ def test_cpu_rate_function_is_the_subnetwork_throughput():
     # one processor's own speed (cpu.speed_by_cpus)
     one = _model(cpus=1)
     w, v = one.workload(), one.values
-    per_tx = (w.cpu_instructions[0] * v["cpu.cpi"] + w.cpu_memory_visits[0] * (2 + 100 + 10)) / 200e6
-    per_tx /= v["cpu.speed_by_cpus"][0]
+    per_tx = (w.cpu_instructions[0] * v["cpu.cpi"] / v["cpu.speed_by_cpus"][0]
+              + w.cpu_memory_visits[0] * (2 + 100 + 10)) / 200e6
     assert one.cpu_station().demand[0] == pytest.approx(per_tx, rel=1e-12)
     assert one.cpu_rate_function() == pytest.approx(np.full(48, instr / (per_tx * 200e6)), rel=1e-12)
 
@@ -312,10 +316,10 @@ def test_stalling_centre_equals_a_hand_built_mva_of_processors_bus_and_memory(cp
     m = _model(cpus=cpus, terminals=12)
     w, v = m.workload(), m.values
     misses = w.cpu_memory_visits[0]
-    per_cycle = reference_tpcc.rates_stalling(w.cpu_instructions[0] * v["cpu.cpi"], misses * 12.0, misses * 100.0,
-                                              cpus)
     speed = v["cpu.speed_by_cpus"][min(cpus, len(v["cpu.speed_by_cpus"])) - 1]
-    expected = [per_cycle[min(j, cpus) - 1] * w.cpu_instructions[0] * speed for j in range(1, 13)]
+    per_cycle = reference_tpcc.rates_stalling(w.cpu_instructions[0] * v["cpu.cpi"] / speed, misses * 12.0,
+                                              misses * 100.0, cpus)
+    expected = [per_cycle[min(j, cpus) - 1] * w.cpu_instructions[0] for j in range(1, 13)]
     assert m.cpu_rate_function() == pytest.approx(expected, rel=1e-12)
 
 

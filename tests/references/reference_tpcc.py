@@ -12,8 +12,8 @@ I/O centre or separate disks (``io="separate"``).
 The reading of Tables 6-8 is a choice here too: ``block``, ``sector`` and ``bus_unit``
 bytes (a disk access moves ``block`` bytes, in ``block / sector`` of Table 7's transfer
 times and ``block / bus_unit`` of its I/O bus latencies; 256, 256, 256 is one sector a
-visit, as Table 8 prints it), ``speed`` (the processors' relative speed, dividing the CPU
-centre's time) and ``mechanical`` (separate disks whose seek and rotation are uniform: a
+visit, as Table 8 prints it), ``speed`` (the processors' relative speed of computing, dividing the
+cycles between misses) and ``mechanical`` (separate disks whose seek and rotation are uniform: a
 bus wait by the Pollaczek-Khinchine residual of the other disks' holds, and a disk's queue
 as FCFS with the variance of its holding time, the term fading with its idle share).
 """
@@ -126,8 +126,8 @@ def solve(terminals, table_to_disk, n_disks, disk_to_bus, n_buses, scale, cpu_ra
         per_tx = rates_by_mva(avg["cpu"] * cpi, v_cpu_mem * (s_req + s_rep), terminals)
         cpu_rate = [x * avg["cpu"] for x in per_tx]
     elif cpu_rate is None:
-        per_tx = rates_stalling(avg["cpu"] * cpi, v_cpu_mem * (s_req + s_rep), v_cpu_mem * s_mem, cpus)
-        cpu_rate = [x * avg["cpu"] * speed for x in per_tx]
+        per_tx = rates_stalling(avg["cpu"] * cpi / speed, v_cpu_mem * (s_req + s_rep), v_cpu_mem * s_mem, cpus)
+        cpu_rate = [x * avg["cpu"] for x in per_tx]
     # the memory bus's and memory's residences: all visits, or the disks' transfers only
     # when the processors' misses stall inside the CPU centre
     kept = 1.0 if centre == "paper" else v_disk_mem / (v_cpu_mem + v_disk_mem)
