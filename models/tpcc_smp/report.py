@@ -352,48 +352,66 @@ def first_step_elasticities() -> dict:
     return out
 
 
-def budget_of_effects(values: dict | None = None) -> list:
-    """Why some of the paper's what-ifs are out of reach of any model consistent in its time
-    unit (a list of sentences with the numbers): the elasticity budget, the think-time
-    bound, and the I/O bus's share of a disk access under the model's reading (``values``)."""
+def limits(values: dict | None = None) -> dict:
+    """The numbers behind :func:`budget_of_effects`: the paper's first-step elasticities at
+    C2 (``elasticities``, their ``sum``), the terminals' ``ceiling`` (tpmC at zero response
+    time), the I/O bus latencies' ``bus_share`` of a disk access's hold under the model's
+    reading and the most a 40% cut of them can gain (``bus_gain_max``), the ``bus_needed``
+    share C2's Table 13 gain asks, and Table 5's shares of accesses on allocation E's disks
+    (``e_shares``)."""
     from .model import access_times
 
     model = TPCCSMP.from_values(values or {})
     v, mix = model.values, data.mix()
     elasticities = first_step_elasticities()
+    t = access_times(v)
+    reads, writes = float(mix @ data.visits()["disk_read"]), float(mix @ data.visits()["disk_write"])
+    p_read = reads / (reads + writes)
+    held = p_read * (t["access"] + t["reply"] + t["request"]) + (1 - p_read) * (t["write_bus"] + t["access"])
+    share = (p_read * (t["reply"] + t["request"]) + (1 - p_read) * t["write_bus"]) / held
+    c2 = data.published_tpmc().query("table == 13 and configuration == 'C2'").set_index("value")["tpmC"]
+    gain = c2["3072"] / c2["5120"] - 1
+    t5 = data.table5_access() / data.table5_access().sum()
+    e = data.mapping("E")
+    return {"elasticities": elasticities, "sum": sum(elasticities.values()),
+            "ceiling": 60 * mix[0] * v["terminals"] / model.mean_think_time(), "think_time": model.mean_think_time(),
+            "bus_share": share, "bus_gain_max": 1 / (1 - 0.4 * share) - 1, "bus_gain_paper": gain,
+            "bus_needed": (1 - 1 / (1 + gain)) / 0.4,
+            "e_shares": [float(sum(t5[i] for i in range(9) if e[i] == d)) for d in (1, 2, 3, 4)]}
+
+
+def budget_of_effects(values: dict | None = None) -> list:
+    """Why some of the paper's what-ifs are out of reach of any model consistent in its time
+    unit (a list of sentences with the numbers of :func:`limits`): the elasticity budget,
+    the think-time bound, and the I/O bus's share of a disk access under the model's
+    reading (``values``)."""
+    n = limits(values)
+    v = TPCCSMP.from_values(values or {}).values
+    mix = data.mix()
     out = [("Scaling every time of a model by c scales its throughput by 1/c, so the elasticities of throughput "
             "to all its times add up to -1 + |elasticity to the think time|: at most 1 in size. The paper's "
-            "first steps at C2 imply " + ", ".join(f"{k} {e:.2f}" for k, e in elasticities.items())
-            + f", {sum(elasticities.values()):.2f} in all, before the CPU's share: no one model gives Tables 11 "
+            "first steps at C2 imply " + ", ".join(f"{k} {e:.2f}" for k, e in n["elasticities"].items())
+            + f", {n['sum']:.2f} in all, before the CPU's share: no one model gives Tables 11 "
             "and 13-16 their C2 effects together; a model near an I/O bottleneck (their disk rows) leaves "
             "memory little (Table 11), and the reverse")]
-    z = model.mean_think_time()
-    bound = 60 * mix[0] * v["terminals"] / z
     tp = data.published_tpmc()
     for c in ("C4", "C6"):
         base = float(tp.query(f"table == 15 and configuration == '{c}' and value == '1500000'").tpmC.iloc[0])
         cut = float(tp.query(f"table == 15 and configuration == '{c}' and value == '900000'").tpmC.iloc[0])
-        r_base = v["terminals"] / (base / 60 / mix[0]) - z
-        out.append(f"{c}: the think-time bound is {bound:.2f} tpmC (Z = {z:.2f} s); Table 15 takes {c} from "
-                   f"{base} tpmC (response time {r_base:.2f} s) to {cut} (+{100 * (cut / base - 1):.1f}%), "
+        r_base = v["terminals"] / (base / 60 / mix[0]) - n["think_time"]
+        bound = n["ceiling"]
+        out.append(f"{c}: the think-time bound is {bound:.2f} tpmC (Z = {n['think_time']:.2f} s); Table 15 takes {c} "
+                   f"from {base} tpmC (response time {r_base:.2f} s) to {cut} (+{100 * (cut / base - 1):.1f}%), "
                    f"{'above the bound' if cut > bound else 'within ' + format(bound - cut, '.1f') + ' tpmC of it'}: "
                    f"the two-bus columns of Tables 13-16 leave a model at most +{100 * (bound / base - 1):.1f}% "
                    "from its base, at zero response time")
-    t = access_times(v)
-    reads = float(mix @ data.visits()["disk_read"])
-    writes = float(mix @ data.visits()["disk_write"])
-    p_read = reads / (reads + writes)
-    held = p_read * (t["access"] + t["reply"] + t["request"]) + (1 - p_read) * (t["write_bus"] + t["access"])
-    share = (p_read * (t["reply"] + t["request"]) + (1 - p_read) * t["write_bus"]) / held
-    c2 = tp.query("table == 13 and configuration == 'C2'").set_index("value")["tpmC"]
-    gain = c2["3072"] / c2["5120"] - 1
-    out.append(f"Table 13: the I/O bus latencies are {share:.1%} of the time a disk access holds its disk here "
-               f"({v['disk.block_size']:.0f} bytes over the bus in {v['disk.block_size'] / v['io_bus.transfer_size']:.0f} "
-               f"transfers of {v['io_bus.transfer_size']:.0f}); cutting them by 40% shortens a saturated disk's "
-               f"accesses by {40 * share:.1f}%, at most +{100 * (1 / (1 - 0.4 * share) - 1):.1f}% tpmC; C2's "
-               f"+{100 * gain:.1f}% needs the bus to hold {1 - 1 / (1 + gain) :.0%} / 40% = "
-               f"{(1 - 1 / (1 + gain)) / 0.4:.0%} of an access, a bus {((1 - 1 / (1 + gain)) / 0.4) / share:.0f} "
-               "times slower than SCSI-2's 10 MB/s")
+    out.append(f"Table 13: the I/O bus latencies are {n['bus_share']:.1%} of the time a disk access holds its disk "
+               f"here ({v['disk.block_size']:.0f} bytes over the bus in "
+               f"{v['disk.block_size'] / v['io_bus.transfer_size']:.0f} transfers of {v['io_bus.transfer_size']:.0f}); "
+               f"cutting them by 40% shortens a saturated disk's accesses by {40 * n['bus_share']:.1f}%, at most "
+               f"+{100 * n['bus_gain_max']:.1f}% tpmC; C2's +{100 * n['bus_gain_paper']:.1f}% needs the bus to hold "
+               f"{n['bus_needed']:.0%} of an access, a bus {n['bus_needed'] / n['bus_share']:.0f} times slower than "
+               "SCSI-2's 10 MB/s")
     return out
 
 

@@ -322,6 +322,23 @@ def test_tpcc_calibration_on_table_10(capsys):
     assert "[in-sample] cpus-1-to-2" in out and "model-accuracy" in out
 
 
+def test_every_tpcc_finding_short_of_its_band_says_why():
+    """A partly or no names its cause in numbers (the terminals' ceiling, the bus share,
+    the elasticity budget, Table 5's split of allocation E), not just its distance."""
+    import re
+
+    from calibration.profiles.tpcc_smp import calibrate
+    from calibration.studies.tpcc import findings
+
+    rows = findings(calibrate())
+    short = [r for r in rows if r.verdict in ("partly", "no") and r.value is not None]
+    assert len(short) >= 10
+    for r in short:
+        assert "outside the band" not in r.note and re.search(r"\d", r.note), (r.id, r.note)
+    verdicts = {r.id: r.verdict for r in rows}
+    assert verdicts["cpus-1-to-2"] == verdicts["cpus-2-to-4"] == "in-sample"
+
+
 def test_tpcc_example_files_agree_with_the_packaged_tables():
     """data/tpcc/ (the examples users run) and the tables the package ships say the same."""
     from calibration.profiles.tpcc_smp import observations
