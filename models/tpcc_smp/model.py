@@ -75,6 +75,7 @@ from mva.modelkind import (ModelKind, ModelSolution, Parameter, choice, flatten,
                            real_list, resolve_values, timed)
 
 from . import _kernels, data
+from .reading import access_times, processor_speed
 from .equations import DISK_PARALLELISM, mean_think_time, table_access_distribution, tpmc
 from .outputs import OUTPUT_UNITS
 
@@ -788,19 +789,6 @@ TIME_KEYS = ("io.centre", "io_bus.request_latency", "io_bus.reply_latency", "io_
              "io.write_bus_hold", "io.disk_parallelism", "solver.tol")
 
 
-def access_times(v: dict) -> dict:
-    """What one disk access costs in cycles under the reading of Tables 6-8 the values
-    take: the disk's access (seek, rotation and ``disk.block_size / disk.sector_size``
-    sector transfers), a read's request and its reply over the bus, and a write's data over
-    the bus (``disk.block_size / io_bus.transfer_size`` bus latencies each)."""
-    sectors = v["disk.block_size"] / v["disk.sector_size"]
-    transfers = v["disk.block_size"] / v["io_bus.transfer_size"]
-    return {"access": v["disk.seek_time"] + v["disk.rotation_latency"] + sectors * v["disk.transfer_time"],
-            "transfer": sectors * v["disk.transfer_time"],
-            "request": v["io_bus.request_latency"], "reply": transfers * v["io_bus.reply_latency"],
-            "write_bus": transfers * v["io_bus.latency"]}
-
-
 def _times_matrix(values_list) -> np.ndarray:
     """(B, 9) service-time vectors of the kernels (s), one row per case."""
     rows = []
@@ -816,12 +804,6 @@ def _times_matrix(values_list) -> np.ndarray:
     raw = np.array(rows, dtype=float)
     times = raw[:, :9] / raw[:, 9:10]
     return np.concatenate([times, raw[:, 10:11]], axis=1)
-
-
-def processor_speed(values: dict) -> float:
-    """``cpu.speed_by_cpus`` for the configuration's CPU count (the last entry for more)."""
-    speeds = values["cpu.speed_by_cpus"]
-    return float(speeds[min(values["cpus"], len(speeds)) - 1])
 
 
 def io_mode(values: dict) -> int:

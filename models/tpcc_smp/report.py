@@ -359,7 +359,7 @@ def limits(values: dict | None = None) -> dict:
     reading and the most a 40% cut of them can gain (``bus_gain_max``), the ``bus_needed``
     share C2's Table 13 gain asks, and Table 5's shares of accesses on allocation E's disks
     (``e_shares``)."""
-    from .model import access_times
+    from .reading import access_times
 
     model = TPCCSMP.from_values(values or {})
     v, mix = model.values, data.mix()

@@ -68,7 +68,7 @@ from mva.variates import seed as seed_stream
 from ..bus_simulation import BusMachine, simulate_bus_machine
 from . import _simulation_kernel as kernel
 from .equations import tpmc
-from .model import access_times, processor_speed
+from .reading import access_times, processor_speed
 from .outputs import OUTPUT_UNITS
 from mva.jit import clock, seconds_since
 

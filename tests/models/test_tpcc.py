@@ -231,7 +231,7 @@ def test_processor_speed_stretches_the_computing_of_its_cpu_count():
 def test_page_reading_costs_by_hand():
     """One access of the default reading: seek + rotation + 16 sector transfers; a read's
     reply and a write's data each 32 bus transfers of 256 bytes."""
-    from models.tpcc_smp.model import access_times
+    from models.tpcc_smp.reading import access_times
 
     t = access_times(TPCCSMP.from_values({}).values)
     assert t["access"] == pytest.approx(1e6 + 1.5e6 + 16 * 42000)
