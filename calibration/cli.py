@@ -11,7 +11,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mva.output import output_stream, plot_path, refuse_overwrite, require_matplotlib
+from mva.arguments import open_fraction, positive_float, positive_int
+from mva.output import output_stream, plot_path, refuse_overwrite, require_matplotlib, save_to, write_text
 from mva.errors import ModelError
 
 __all__ = ["register_trace", "register_simulate", "register_calibrate"]
@@ -146,7 +147,7 @@ def _cmd_generate(args):
         members = ", ".join(f'"{n}"' for n in r.processes)
         lines += ["[[shared]]", f'name = "{r.name}"', f"start = {r.start:#x}", f"end = {r.end:#x}",
                   f"processes = [{members}]", f"kernel = {'true' if r.kernel else 'false'}", ""]
-    (out / "workload.toml").write_text("\n".join(lines))
+    write_text(out / "workload.toml", "\n".join(lines), "-o")
     print(f"wrote {len(wl.processes)} traces and {out / 'workload.toml'}", file=sys.stderr)
     return 0
 
@@ -222,8 +223,10 @@ def _plot_reuse(profile, rows, path):
     right.set_ylabel("misses per reference")
     fig.suptitle(profile.name)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        save_to(path, "--plot", lambda name: fig.savefig(name, dpi=120))
+    finally:
+        plt.close(fig)
 
 
 def register_trace(sub):
@@ -492,8 +495,8 @@ def register_simulate(sub):
     p.add_argument("--scalability", action="store_true",
                    help=f"(--machine {', '.join(scaling)}) find the processor count where GSP stops growing by "
                         "--threshold per added processor")
-    p.add_argument("--threshold", type=float, help="GSP increment of the scalability test (default 0.5)")
-    p.add_argument("--max-cpus", dest="max_cpus", type=int, help="upper end of the scalability search (default 32)")
+    p.add_argument("--threshold", type=positive_float, help="GSP increment of the scalability test (default 0.5)")
+    p.add_argument("--max-cpus", dest="max_cpus", type=positive_int, help="upper end of the scalability search (default 32)")
     _add_machine_options(p, MACHINES)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -584,8 +587,8 @@ def _cmd_calibrate(args):
             import tomli_w
 
             text = tomli_w.dumps(calibrated_document(doc, result.values))
-            Path(args.write).write_text(f"# calibrated by: mva calibrate {' '.join(args.files)} "
-                                        f"{' '.join('--fit ' + f for f in args.fit)}\n" + text)
+            write_text(args.write, f"# calibrated by: mva calibrate {' '.join(args.files)} "
+                                   f"{' '.join('--fit ' + f for f in args.fit)}\n" + text, "--write")
             print(f"wrote {args.write}", file=sys.stderr)
         return 0 if result.converged else 3
 
@@ -600,10 +603,10 @@ def register_calibrate(sub):
     p.add_argument("--fit", action="append", default=[], metavar="NAME[=LOW:HIGH]",
                    help="a parameter to fit, with optional bounds (repeatable); NAME[k] fits one list element")
     p.add_argument("--holdout-rows", metavar="I,J", help="rows (0-based) to predict but not fit")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (0.95)")
+    p.add_argument("--level", type=open_fraction, default=0.95, help="confidence level of the intervals (0.95)")
     p.add_argument("--loss", choices=("linear", "soft_l1", "huber", "cauchy", "arctan"), default="linear",
                    help="least squares (linear) or a robust loss that down-weights rows the model cannot meet")
-    p.add_argument("--loss-scale", type=float, default=0.1, metavar="R",
+    p.add_argument("--loss-scale", type=positive_float, default=0.1, metavar="R",
                    help="relative residual where a robust loss starts to down-weight (0.1)")
     p.add_argument("--demands", action="store_true", help="operational-law and regression demands only")
     p.add_argument("--background", action="store_true", help="regression with a background utilisation term")

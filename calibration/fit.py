@@ -89,8 +89,21 @@ def read_observations(path_or_frame) -> pd.DataFrame:
             raise ObservationError(f"{where}: row {r + 1}, column {col}", f"{frame[col].iloc[r]!r} is not a number")
         if np.isinf(values).any():
             raise ObservationError(f"{where}: column {col}", "infinite value")
+        _check_measure_range(values, col, where)
         frame[col] = values
     return frame
+
+
+def _check_measure_range(values: pd.Series, col: str, where: str) -> None:
+    """A utilisation is a busy fraction (0 to 1), a throughput not negative."""
+    if col.startswith("utilization") and ((values < 0) | (values > 1)).any():
+        r = int(np.flatnonzero((values < 0) | (values > 1))[0])
+        raise ObservationError(f"{where}: row {r + 1}, column {col}",
+                               f"{values.iloc[r]:g} is not a utilisation: a busy fraction from 0 to 1 (of one "
+                               "server; a multi-server device's per server, as the solvers report it)")
+    if col.startswith("throughput") and (values < 0).any():
+        r = int(np.flatnonzero(values < 0)[0])
+        raise ObservationError(f"{where}: row {r + 1}, column {col}", f"{values.iloc[r]:g} is negative")
 
 
 # --- operational laws --------------------------------------------------------------------------
@@ -119,11 +132,25 @@ def operational_demands(observations) -> pd.DataFrame:
     devices = [c for c in frame.columns if c.startswith("utilization.")]
     if not devices:
         raise ObservationError("observations", "needs utilization.<device> columns")
+    for col in devices:
+        given = int((frame[col].notna() & ~np.isnan(x)).sum())
+        if given == 0:
+            raise _too_few_rows(frame, xcols + [col], 0, 1)
     per_row = pd.DataFrame({c[len("utilization."):]: frame[c].to_numpy(float) / x for c in devices})
     summary = pd.DataFrame({"demand": per_row.mean(), "min": per_row.min(), "max": per_row.max(),
                             "rows": per_row.notna().sum()})
     summary.index.name = "device"
     return summary
+
+
+def _too_few_rows(frame: pd.DataFrame, columns: list, usable: int, unknowns: int) -> ObservationError:
+    """Too few rows with every one of ``columns`` given, naming the column whose empty
+    cells cost the most rows (a missing throughput, not the utilisation beside it)."""
+    gaps = {c: int(frame[c].isna().sum()) for c in columns}
+    worst = max(columns, key=lambda c: gaps[c])
+    return ObservationError(f"observations: column {worst}",
+                            f"{usable} row(s) give {', '.join(columns)} together, for {unknowns} unknown(s); "
+                            f"{worst} is empty in {gaps[worst]} of {len(frame)} rows")
 
 
 def regression_demands(observations, background: bool = False) -> pd.DataFrame:
@@ -145,8 +172,7 @@ def regression_demands(observations, background: bool = False) -> pd.DataFrame:
         if background:
             a = np.column_stack([a, np.ones(len(rows))])
         if len(rows) < a.shape[1]:
-            raise ObservationError(f"observations: column {col}",
-                                   f"{len(rows)} usable rows for {a.shape[1]} unknowns")
+            raise _too_few_rows(frame, xcols + [col], len(rows), a.shape[1])
         u = rows[col].to_numpy(float)
         coef, _ = nnls(a, u)
         resid = u - a @ coef
@@ -233,6 +259,10 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     """
     from scipy.optimize import least_squares
 
+    if not (isinstance(level, (int, float)) and 0 < level < 1):
+        raise ModelError("level", f"must be between 0 and 1 (exclusive), e.g. 0.95, got {level!r}")
+    if not (isinstance(loss_scale, (int, float)) and math.isfinite(loss_scale) and loss_scale > 0):
+        raise ModelError("loss_scale", f"must be a number > 0, got {loss_scale!r}")
     frame = read_observations(observations)
     targets, row_target = _fit_targets(doc, observations, frame, method, options, documents)
     problem = _Problem(frame, targets, row_target, parameters)
@@ -409,13 +439,13 @@ def _first_guess(theta0, lows, highs) -> np.ndarray:
 def _estimates(sol, unknowns, theta0, lows, highs, dof: int, level: float) -> pd.DataFrame:
     """Values with Student-t intervals from the Jacobian at the solution (NaN with no
     degrees of freedom), and whether each ended on a bound."""
-    from scipy.stats import t as student_t
+    from mva.simulation_output import student_t_quantile
 
     theta = sol.x
     if dof > 0:
         cov = np.linalg.pinv(sol.jac.T @ sol.jac) * (2.0 * sol.cost / dof)
         std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        tq = float(student_t.ppf(0.5 + level / 2, dof))
+        tq = student_t_quantile(0.5 + level / 2, dof)
     else:
         std = np.full(len(unknowns), np.nan)
         tq = np.nan

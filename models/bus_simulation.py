@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 from mva.errors import ModelError
 from mva.simulation_output import Estimate, analyse
-from mva.simulation_settings import SimulationSettings
+from mva.simulation_settings import SimulationSettings, chosen_settings
 from mva.variates import seed
 
 from . import _bus_simulation_kernel as kernel
@@ -125,5 +125,5 @@ def simulate_bus_machine(machine: BusMachine, settings: SimulationSettings | Non
     then False).  ``settings`` default to :data:`BUS_MACHINE_SIMULATION`; ``options``
     change its fields.  Measures as the module says, each a 1-element array but
     ``utilization`` (one per station)."""
-    settings = (settings or BUS_MACHINE_SIMULATION).with_options(**{**options, "target": "progress"})
+    settings = chosen_settings(settings, BUS_MACHINE_SIMULATION, **{**options, "target": "progress"})
     return analyse(partial(_Chain, machine), _measures, settings)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import ModelError, check_positive_integer
 from .exact import closed_throughput_curve
-from .network import Network, Station
+from .network import Network, Station, require_network
 
 __all__ = ["norton_throughputs", "flow_equivalent_station"]
 
@@ -39,6 +39,7 @@ def norton_throughputs(subnetwork: Network, max_population: int) -> np.ndarray:
         ``X(1), ..., X(max_population)`` in completions per unit of the subnetwork's
         demand time unit.
     """
+    require_network(subnetwork, "subnetwork")
     if subnetwork.n_classes != 1 or subnetwork.is_open.any():
         raise ModelError("subnetwork", "Norton aggregation needs one closed class")
     check_positive_integer("max_population", max_population)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
+from .output import save_to
 
 __all__ = ["parse_condition", "first_meeting", "sensitivities", "plot_sweep"]
 
@@ -172,31 +173,53 @@ class UnchangedSweeps:
         return lines
 
 
+#: Markers and dashes cycled over a plot's lines, so that lines which coincide stay visible.
+_STYLES = [dict(marker=m, linestyle=d, ms=4) for m, d in
+           (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", (0, (5, 1))), ("x", (0, (3, 1, 1, 1))))]
+
+
 def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str, unit_of=None) -> None:
     """Save a PNG of ``output`` against ``swept[0]``, one line per value of ``swept[1]``;
     when ``swept[0]`` takes names (``communication=A,H,B``), grouped bars instead, one
     group per combination of the other swept parameters.  ``unit_of(name)`` labels the
-    axes with units (``cpus [processors]``)."""
+    axes with units (``cpus [processors]``).  When ``frame`` has the output per class
+    (``throughput.oltp``, a network of several classes) each class is its own line, not
+    their sum, and an index into a per-class list is labelled with its class."""
     from .output import require_matplotlib
 
     plt = require_matplotlib("--plot")
     if output not in frame.columns:
         raise ModelError("--plot", f"no output {output!r}")
+    per_class = [c for c in frame.columns if c.startswith(output + ".")]
+    classes = [c[len(output) + 1:] for c in per_class]
+    lines = per_class or [output]
     x = swept[0]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    styles = iter(_STYLES * 50)
     if not pd.api.types.is_numeric_dtype(frame[x]):
         _bars(ax, frame, swept, output)
     elif len(swept) > 1:
         for value, group in frame.groupby(swept[1], sort=False):
-            ax.plot(group[x].to_numpy(), group[output].to_numpy(), marker="o", ms=3, label=f"{swept[1]} = {value}")
-        ax.legend(fontsize="small")
+            for line in lines:
+                label = f"{swept[1]} = {value}" + (f", {line}" if per_class else "")
+                ax.plot(group[x].to_numpy(), group[line].to_numpy(), label=label, **next(styles))
     else:
-        ax.plot(frame[x].to_numpy(), frame[output].to_numpy(), marker="o", ms=3)
+        for line in lines:
+            ax.plot(frame[x].to_numpy(), frame[line].to_numpy(), label=line, **next(styles))
+    if len(ax.get_lines()) > 1:
+        ax.legend(fontsize="small")
     unit_of = unit_of or (lambda name: "")
-    labelled = lambda name: f"{name} [{unit_of(name)}]" if unit_of(name) else name   # noqa: E731
+
+    def labelled(name):
+        index = re.search(r"\[(\d+)\]$", name)
+        named = f"{name} ({classes[int(index.group(1))]})" if per_class and index and int(index.group(1)) < len(
+            classes) else name
+        return f"{named} [{unit_of(name)}]" if unit_of(name) else named
     ax.set_xlabel(labelled(x) if pd.api.types.is_numeric_dtype(frame[x]) else ", ".join(swept[1:]))
-    ax.set_ylabel(labelled(output))
+    ax.set_ylabel(labelled(output) + (" per class" if per_class else ""))
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        save_to(path, "--plot", lambda name: fig.savefig(name, dpi=120))
+    finally:
+        plt.close(fig)

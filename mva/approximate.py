@@ -88,7 +88,7 @@ from ._linearizer_kernels import linearizer as linearizer_kernel
 from ._linearizer_kernels import cold_state, solve_population
 from .errors import ModelError, NumericalWarning, check_positive_integer
 from .jit import once
-from .network import Network, Station
+from .network import Network, Station, require_network
 from .nonproduct import variant_spread
 from .plan import SolverPlan, assemble_result
 from .result import Result
@@ -345,6 +345,7 @@ def schweitzer(network: Network, tol: float = 1e-8, max_iter: int = 10_000,
     >>> round(float(solve(net, "schweitzer").throughput[0]), 4)   # exact: 4.6667
     4.5721
     """
+    require_network(network)
     return _approximate(network, "schweitzer", tol, max_iter, multiserver, _schweitzer_driver)
 
 
@@ -459,6 +460,7 @@ def linearizer(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_
     >>> round(float(solve(net, "linearizer").throughput[0]), 4)   # exact: 4.6667
     4.6621
     """
+    require_network(network)
     driver = _linearizer_driver if start is None else partial(_linearizer_driver, start=_start_state(start))
     return _approximate(network, "linearizer", tol, max_iter, multiserver, driver, max_outer=max_outer)
 

@@ -34,7 +34,7 @@ from .approximate import check_options, linearizer, schweitzer
 from .decomposition import chain_states, decomposition, decomposition_refusal
 from .errors import NumericalWarning
 from .exact import exact_cost, exact_lattice_fits, exact_mva
-from .network import Network
+from .network import Network, require_network
 from .plan import SolverPlan
 from .result import Result
 
@@ -123,6 +123,7 @@ def auto(network: Network, tol: float = 1e-8, max_iter: int = 10_000, max_outer:
     >>> solve(net, "auto").method
     'exact'
     """
+    require_network(network)
     check_options(tol, max_iter, multiserver, max_outer=max_outer)   # bad options fail whatever runs
     method, reason = choose_method(network)
     if method == "exact":

@@ -32,7 +32,7 @@ import numpy as np
 from . import _exact_kernels, convolution
 from .errors import ModelError
 from .exact import exact_algorithm, solve_with_complements, warm_up
-from .network import Network
+from .network import Network, require_network
 from .plan import SolverPlan, utilization
 from .result import is_unreliable
 
@@ -66,6 +66,7 @@ def batch_exact_single_class(network: Network, demand, think) -> dict:
         (B, M), ``queue_length`` (B, M), ``utilization`` (B, M) as :class:`~mva.Result`
         defines it.
     """
+    require_network(network)
     if not can_batch(network):
         raise ModelError("network", "the batch solver needs one closed class")
     plan = SolverPlan.of(network)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError
-from .network import Network
+from .network import Network, require_network
 
 __all__ = ["Bounds", "asymptotic_bounds", "balanced_job_bounds"]
 
@@ -64,6 +64,7 @@ def asymptotic_bounds(network: Network) -> Bounds:
     >>> round(float(b.throughput_lower), 4), round(float(b.throughput_upper), 4)
     (1.5789, 2.3077)
     """
+    require_network(network)
     n, z = _single_closed(network)
     d = network.demands[:, 0]
     queueing_bottleneck = 0.0
@@ -105,6 +106,7 @@ def balanced_job_bounds(network: Network) -> Bounds:
     network : Network
         One closed class, population >= 1, stations of type ``queue`` or ``delay``.
     """
+    require_network(network)
     n, z = _single_closed(network)
     d = network.demands[:, 0]
     queues = []

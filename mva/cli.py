@@ -23,9 +23,9 @@ from importlib.metadata import entry_points
 
 from .arguments import OneLineParser
 from .errors import ModelError, NumericalWarning, printable
-from .output import open_output, output_stream, plot_path, refuse_overwrite
+from .output import output_stream, plot_path
 
-__all__ = ["main", "ExitCode", "open_output", "refuse_overwrite"]
+__all__ = ["main", "ExitCode"]
 
 
 class ExitCode(enum.IntEnum):
@@ -70,7 +70,13 @@ def _format_table(net_name: str, path: str, result, time_unit: str) -> str:
     cls_w = max(8, *(len(c) for c in result.classes))
     hw = result.half_width
 
+    # a class that completes nothing (no customers) has no response or residence time
+    idle = [not result.throughput[c] > 0 for c in range(len(result.classes))]
+
     def cell(name, value, index, width):
+        c = index[1] if isinstance(index, tuple) else index
+        if idle[c] and name in ("response_time", "residence_time"):
+            return f"{'n/a':>{width}}" + (f"   {'':<9}" if hw else "")
         return _cell(value, hw[name][index] if hw else None, width)
 
     if hw:
@@ -259,12 +265,14 @@ def _cmd_what_if(args, solver, overrides) -> int:
         plot_sweep(target.shown(pd.concat(kept, ignore_index=True)), list(sweeps), target.main_output, args.plot,
                    unit_of)
     if args.target:
+        # the answer goes beside a table read on the terminal, else to stderr (a file stays data)
+        answer = sys.stdout if args.format == "table" and args.output in (None, "-") else sys.stderr
         if met is None:
-            print(f"mva: target {args.target}: no case meets it", file=sys.stderr)
+            print(f"mva: target {args.target}: no case meets it", file=answer)
         else:
-            chosen = ", ".join(f"{n}={met[n]}" for n in sweeps)
+            chosen = ", ".join(f"{n}={met[n]:g}" if isinstance(met[n], float) else f"{n}={met[n]}" for n in sweeps)
             print(f"mva: target {args.target}: first case meeting it: {chosen} "
-                  f"({target.main_output} {met[target.main_output]:.6g})", file=sys.stderr)
+                  f"({target.main_output} {met[target.main_output]:.6g})", file=answer)
     if out.unconverged:
         print(f"mva: warning: {out.unconverged} case(s) did not converge", file=sys.stderr)
     return ExitCode.NOT_CONVERGED if (args.strict and out.unconverged) else ExitCode.OK
@@ -316,7 +324,7 @@ def _solve_grid(args, path, target, grid, out) -> tuple[list, dict | None]:
     from .analysis import UnchangedSweeps
 
     kept, met = [], None
-    keep = [*grid.names, target.main_output]
+    keep = [*grid.names, target.main_output]     # and the output per class, which plots draw
     idle = UnchangedSweeps(grid.names) if len(grid) <= UnchangedSweeps.MAX_CASES and len(grid) > 1 else None
     done = min(len(grid), out.first_chunk * out.chunk_size)
     bar = tqdm(total=len(grid), initial=done, delay=1.0, unit="case", leave=False, disable=None)  # None: a tty only
@@ -332,7 +340,7 @@ def _solve_grid(args, path, target, grid, out) -> tuple[list, dict | None]:
                 done += len(frame)
                 bar.update(len(frame))
                 if args.plot:
-                    kept.append(frame[[c for c in keep if c in frame]])
+                    kept.append(frame[[c for c in frame if c in keep or c.startswith(target.main_output + '.')]])
                 if idle is not None:
                     idle.add(frame)
                 if args.target and met is None:
@@ -543,16 +551,22 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(printable(f"mva: warning: {message}"), file=sys.stderr)
 
 
-#: Compilation shorter than this is not worth a line (cache loading, a small kernel).
+#: Start-up (numba compiling or loading) shorter than this is not worth a line.
 _COMPILE_NOTE_SECONDS = 1.0
 
 
-def _report_compilation(seconds: float) -> None:
-    """The numba compilation of this run, apart from the solve times and simulation
-    speeds it would otherwise inflate (they exclude it: :func:`mva.jit.seconds_since`)."""
-    if seconds >= _COMPILE_NOTE_SECONDS:
-        print(f"mva: note: compiled numba kernels for {seconds:.1f} s, not counted in the times above (once "
-              "after installing; later runs load them from numba's cache)", file=sys.stderr)
+def _report_startup(compiled: float, started: float) -> None:
+    """This run's numba start-up, apart from the solve times and simulation speeds it
+    would otherwise inflate (they exclude it: :func:`mva.jit.seconds_since`):
+    ``compiled`` seconds compiling, ``started`` compiling and loading from the cache."""
+    loaded = max(started - compiled, 0.0)
+    if compiled >= _COMPILE_NOTE_SECONDS:
+        print(f"mva: note: compiled numba kernels for {compiled:.1f} s (and loaded others in {loaded:.1f} s), not "
+              "counted in the times above; each kernel compiles once after installing, the first time a command "
+              "needs it, and later runs load it from numba's cache", file=sys.stderr)
+    elif started >= _COMPILE_NOTE_SECONDS:
+        print(f"mva: note: loaded compiled numba kernels in {started:.1f} s, not counted in the times above",
+              file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -562,15 +576,15 @@ def main(argv=None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return ExitCode.INPUT_ERROR
-    from .jit import compile_seconds
+    from .jit import compile_seconds, startup_seconds
 
-    compiled = compile_seconds()
+    compiled, started = compile_seconds(), startup_seconds()
     try:
         with warnings.catch_warnings():
             if argv is None:          # the command itself; a caller (a test) keeps its own handler
                 warnings.showwarning = _one_line_warning
             status = int(args.handler(args))
-        _report_compilation(compile_seconds() - compiled)
+        _report_startup(compile_seconds() - compiled, startup_seconds() - started)
         return status
     except ModelError as exc:
         print(f"mva: {_as_given(args, exc)}", file=sys.stderr)

@@ -96,7 +96,7 @@ import scipy.sparse.linalg as spla
 
 from .errors import ModelError, NumericalWarning, check_positive_integer
 from .exact import MAX_LATTICE_BYTES, MAX_LATTICE_POINTS
-from .network import Network
+from .network import Network, require_network
 from .plan import SolverPlan
 from .result import Result
 
@@ -514,6 +514,7 @@ def decomposition(network: Network, max_states: int = STATE_LIMIT, partial: bool
         The network is outside the method (the message says why; see
         :func:`decomposition_refusal`).
     """
+    require_network(network)
     start = time.perf_counter()
     check_positive_integer("options.max_states", max_states)
     if max_states > COUNT_CAP:

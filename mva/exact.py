@@ -41,7 +41,7 @@ import numpy as np
 from . import _exact_kernels, convolution
 from .errors import ModelError
 from .jit import once
-from .network import Network, Station
+from .network import Network, Station, require_network
 from .plan import SolverPlan, assemble_result
 from .result import Result
 from .jit import clock, seconds_since
@@ -231,6 +231,7 @@ def exact_mva(network: Network, algorithm: str = "auto") -> Result:
     >>> round(float(exact_mva(net).throughput[0]), 6)
     4.666667
     """
+    require_network(network)
     if algorithm != "auto" and algorithm not in EXACT_ALGORITHMS:
         raise ModelError("options.algorithm", f"unknown algorithm {algorithm!r}; valid: auto, "
                                               f"{', '.join(EXACT_ALGORITHMS)}")
@@ -270,6 +271,7 @@ def closed_throughput_curve(network: Network) -> np.ndarray:
 
     One exact solve yields the whole curve, since MVA passes through every population.
     """
+    require_network(network)
     if network.n_classes != 1 or network.is_open.any():
         raise ModelError("network.population", "the throughput curve needs one closed class")
     (x_lattice, *_), _ = _closed_lattice(SolverPlan.of(network))

@@ -124,10 +124,15 @@ def network_from_dict(doc: dict) -> Network:
         for key in ("name", "type", "demand"):
             if key not in st:
                 raise ModelError(f"{where}.{key}", "is missing")
-        stations.append(Station(name=st["name"], kind=st["type"], demand=st["demand"],
-                                servers=st.get("servers", 1), capacity=st.get("capacity"),
-                                discipline=st.get("discipline", "ps"), priority=st.get("priority"),
-                                scv=st.get("scv", 1.0), visits=st.get("visits")))
+        try:
+            stations.append(Station(name=st["name"], kind=st["type"], demand=st["demand"],
+                                    servers=st.get("servers", 1), capacity=st.get("capacity"),
+                                    discipline=st.get("discipline", "ps"), priority=st.get("priority"),
+                                    scv=st.get("scv", 1.0), visits=st.get("visits")))
+        except ModelError as exc:       # the file's key is ``type``, the API's ``kind``
+            if exc.field.endswith(".kind"):
+                raise ModelError(exc.field.removesuffix(".kind") + ".type", exc.problem) from None
+            raise
     if "population" not in head and "arrival_rate" not in head:
         raise ModelError("network.population", "is missing (give population and/or arrival_rate)")
     name = head.get("name", "")

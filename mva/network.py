@@ -44,7 +44,14 @@ MAX_SERVERS = 1_000_000
 MAX_SCV = 10_000.0
 
 
+#: The range of a nonzero time or rate: beyond it the solvers' products and reciprocals
+#: (1/D, D x N, X x D) leave double precision, so the answer would be 0, inf or NaN.
+SMALLEST_VALUE, LARGEST_VALUE = 1e-150, 1e150
+
+
 def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
+    if any(isinstance(v, (bool, np.bool_)) for v in values):      # float(True) would be 1
+        raise ModelError(where, f"{what} must be a list of numbers, got {list(values)!r}")
     try:
         out = tuple(float(v) for v in values)
     except (TypeError, ValueError):
@@ -56,6 +63,9 @@ def _finite_nonnegative(values, where: str, what: str) -> tuple[float, ...]:
             raise ModelError(where, f"{what}[{i}] is infinite")
         if v < 0:
             raise ModelError(where, f"{what}[{i}] = {v:g} is negative")
+        if v and not SMALLEST_VALUE <= v <= LARGEST_VALUE:
+            raise ModelError(where, f"{what}[{i}] = {v:g} is outside {SMALLEST_VALUE:g} to {LARGEST_VALUE:g}, "
+                                    "where the solvers keep double precision: change the time unit")
     return out
 
 
@@ -127,7 +137,7 @@ class Station:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ModelError("station.name", f"must be a non-empty string, got {self.name!r}")
         if self.kind not in STATION_KINDS:
-            raise ModelError(f"{where}.type",
+            raise ModelError(f"{where}.kind",
                              f"unknown station type {self.kind!r}; valid: {', '.join(STATION_KINDS)}")
         demand = _finite_nonnegative(_as_sequence(self.demand, f"{where}.demand"),
                                      f"{where}.demand", "demand")
@@ -390,3 +400,10 @@ class Network:
                       think_time=self.think_time, arrival_rate=self.arrival_rate, name=self.name)
         kwargs.update(changes)
         return Network(**kwargs)
+
+
+def require_network(network, name: str = "network") -> None:
+    """A :class:`ModelError` naming ``name`` unless ``network`` is a :class:`Network`
+    (the public solvers' first check: a wrong argument is one line, not an AttributeError)."""
+    if not isinstance(network, Network):
+        raise ModelError(name, f"expected a Network, got {type(network).__name__}")

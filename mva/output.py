@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 from .errors import ModelError
 
-__all__ = ["refuse_overwrite", "open_output", "output_stream", "plot_path", "require_matplotlib"]
+__all__ = ["refuse_overwrite", "output_stream", "written_path", "save_to", "write_text", "write_failed",
+           "plot_path", "require_matplotlib"]
 
 
 def refuse_overwrite(path, force: bool, flag: str) -> None:
@@ -66,24 +67,119 @@ def plot_path(path, force: bool, flag: str = "--plot") -> str:
     return path
 
 
-def open_output(path: str | None, force: bool):
-    """(text stream, whether to close it): stdout for None or ``-``, else ``path``."""
-    if path is None or path == "-":
-        return sys.stdout, False
-    refuse_overwrite(path, force, "-o")
-    try:
-        return open(path, "w", encoding="utf-8"), True
-    except OSError as exc:
-        raise ModelError("-o", f"cannot write {path}: {exc.strerror}") from None
+def write_failed(flag: str, path, exc: OSError) -> ModelError:
+    """The one line for an output that could not be written (a full disk, a lost mount)."""
+    return ModelError(flag, f"cannot write {os.fspath(path)}: {exc.strerror or exc}")
+
+
+def _written_in_place(path: str) -> bool:
+    """A device or pipe (``-o /dev/null``) is written in place: renaming a finished file
+    over it would replace the device with a regular file."""
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
 
 
 @contextmanager
-def output_stream(path: str | None, force: bool):
-    """``with output_stream(args.output, args.force) as out:``: :func:`open_output`, closed
-    afterwards if it is a file."""
-    out, close = open_output(path, force)
+def written_path(path, flag: str = "-o"):
+    """``with written_path(path) as tmp:`` write the output to ``tmp``, a new file beside
+    ``path`` (same extension, so savers that go by it keep working); it is renamed over
+    ``path`` when the block ends, and removed if the block fails, so ``path`` never holds
+    a partial file.  A device is written in place.  Errors of the writing itself are the
+    caller's to turn into :func:`write_failed` (see :func:`save_to`)."""
+    path = os.fspath(path)
+    if _written_in_place(path):
+        yield path
+        return
+    folder, name = os.path.split(os.path.abspath(path))
     try:
-        yield out
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial" + os.path.splitext(name)[1])
+        os.close(fd)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)       # the mode a plain open() would give, not mkstemp's 0600
+    except OSError as exc:
+        raise write_failed(flag, path, exc) from None
+    try:
+        yield tmp
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise write_failed(flag, path, exc) from None
     finally:
-        if close:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def save_to(path, flag: str, save) -> None:
+    """``save(name)`` writes the output to ``name``; it lands at ``path`` whole or not at
+    all, and a failed write is one line naming ``flag`` (:func:`written_path`)."""
+    with written_path(path, flag) as tmp:
+        try:
+            save(tmp)
+        except OSError as exc:
+            raise write_failed(flag, path, exc) from None
+
+
+def write_text(path, text: str, flag: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through :func:`save_to`."""
+    save_to(path, flag, lambda name: _write_all(name, text))
+
+
+def _write_all(name: str, text: str) -> None:
+    with open(name, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+
+
+class _GuardedStream:
+    """A text file whose failed writes (a full disk) are :func:`write_failed` naming the
+    option, so only writing errors, not the work between writes, read as one."""
+
+    def __init__(self, stream, flag: str, path: str):
+        self._stream, self._flag, self._path = stream, flag, path
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise write_failed(self._flag, self._path, exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise write_failed(self._flag, self._path, exc) from None
+
+    def close(self) -> None:
+        try:
+            self._stream.close()
+        except OSError as exc:
+            raise write_failed(self._flag, self._path, exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def output_stream(path: str | None, force: bool, flag: str = "-o"):
+    """``with output_stream(args.output, args.force) as out:`` a text stream: stdout for
+    None or ``-``, else ``path`` (checked by :func:`refuse_overwrite`), which appears only
+    when the block ends without error (:func:`written_path`); a failed write is one line
+    naming ``flag``."""
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    refuse_overwrite(path, force, flag)
+    with written_path(path, flag) as tmp:
+        try:
+            raw = open(tmp, "w", encoding="utf-8")
+        except OSError as exc:
+            raise write_failed(flag, path, exc) from None
+        out = _GuardedStream(raw, flag, path)
+        try:
+            yield out
             out.close()
+        finally:
+            if not raw.closed:
+                try:
+                    raw.close()
+                except OSError:          # the block's own error is the one to report
+                    pass

@@ -73,6 +73,15 @@ class Result:
     confidence_level: float = 0.0
     extras: dict = field(default_factory=dict, repr=False, compare=False)
 
+    def __post_init__(self):
+        # the last guard of numerical honesty: a measure that left double precision is
+        # never reported as converged or exact, whatever produced it
+        lost = _lost_precision(self)
+        if lost:
+            object.__setattr__(self, "converged", False)
+            object.__setattr__(self, "accuracy", f"unreliable: {lost}")
+            object.__setattr__(self, "message", "; ".join(m for m in (self.message, lost) if m))
+
     @property
     def system_throughput(self) -> float:
         """Total throughput over all classes."""
@@ -135,6 +144,25 @@ class Result:
                 "half_width": finite_or_none(self.half_width)}
                if self.half_width else {}),
         }
+
+
+def _lost_precision(result: Result) -> str:
+    """What is not a number among ``result``'s measures: an infinite value anywhere, or
+    NaN in a class that flows (a class without customers has NaN means by design)."""
+    try:
+        arrays = {name: np.asarray(getattr(result, name), dtype=float)
+                  for name in ("throughput", "response_time", "residence_time", "queue_length", "utilization")}
+    except (TypeError, ValueError):
+        return ""
+    x = arrays["throughput"]
+    flows = np.isfinite(x) & (x > 0)
+    for name, values in arrays.items():
+        if np.isinf(values).any():
+            return f"{name} is infinite: the inputs' magnitudes left double precision"
+        column = values[flows] if values.ndim == 1 else values[:, flows] if values.ndim == 2 else values
+        if np.isnan(column).any():
+            return f"{name} is NaN in a class with throughput: the inputs' magnitudes left double precision"
+    return ""
 
 
 def is_unreliable(accuracy: str) -> bool:

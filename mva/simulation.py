@@ -39,11 +39,11 @@ import numpy as np
 
 from . import _simulation_kernel as kernel
 from .errors import ModelError
-from .network import Network
+from .network import Network, require_network
 from .plan import check_open_saturation, pack_capacities
 from .result import Result
 from .simulation_output import analyse
-from .simulation_settings import NETWORK_SIMULATION, SimulationSettings
+from .simulation_settings import NETWORK_SIMULATION, SimulationSettings, chosen_settings
 from .variates import seed as seed_stream
 from .jit import clock, seconds_since
 
@@ -258,8 +258,9 @@ def simulate_network(network: Network, settings: SimulationSettings | None = Non
         the interval half-widths of each measure and ``confidence_level`` the level;
         ``converged`` is False when ``precision`` was not reached.
     """
+    require_network(network)
     started = clock()
-    settings = (settings or NETWORK_SIMULATION).with_options(**options)
+    settings = chosen_settings(settings, NETWORK_SIMULATION, **options)
     if settings.target not in ("auto", *MEASURES):
         raise ModelError("target", f"no measure {settings.target!r}; measures: auto, {', '.join(MEASURES)}")
     if not network.is_open.any() and not np.any(np.asarray(network.population) > 0):

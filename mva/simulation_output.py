@@ -30,7 +30,7 @@ import numpy as np
 from .errors import ModelError
 from .simulation_settings import SimulationSettings
 
-__all__ = ["Estimate", "analyse", "merge"]
+__all__ = ["Estimate", "analyse", "merge", "student_t_quantile"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,15 @@ class Estimate:
     how: str
     reached: bool
     method: str
+
+
+def student_t_quantile(probability: float, dof: int) -> float:
+    """The ``probability`` quantile of Student's t with ``dof`` degrees of freedom (the
+    half-width factor of a confidence interval: probability 0.5 + level / 2).  From
+    scipy.special, which loads in milliseconds where scipy.stats takes 0.3 s."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(dof, probability))
 
 
 def merge(a: dict, b: dict) -> dict:
@@ -69,10 +78,8 @@ def analyse(make_chain: Callable, measures: Callable[[dict], dict], settings: Si
     seed, events, warmup, batches, replications = int(s.seed), s.events, s.warmup_events, s.batches, s.replications
     confidence, precision, max_events, target = s.confidence, s.precision, s.max_events, s.target
     workers, scheduler = s.workers, s.scheduler
-    from scipy.stats import t as student_t
-
     def estimate(samples):
-        t_quantile = student_t.ppf(0.5 + confidence / 2, len(samples) - 1)
+        t_quantile = student_t_quantile(0.5 + confidence / 2, len(samples) - 1)
         per = [measures(a) for a in samples]
         total = samples[0]
         for a in samples[1:]:

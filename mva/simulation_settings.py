@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import ModelError
 
-__all__ = ["SimulationSettings", "NETWORK_SIMULATION", "SETTING_NAMES", "MIN_BATCH_EVENTS", "MAX_EVENTS"]
+__all__ = ["SimulationSettings", "chosen_settings", "NETWORK_SIMULATION", "SETTING_NAMES", "MIN_BATCH_EVENTS", "MAX_EVENTS"]
 
 #: Fewest events in a batch (or a replication): shorter batches are so correlated, and
 #: so often see a class complete nothing, that Student's t over their means is no
@@ -123,6 +123,17 @@ class SimulationSettings:
 
 #: Every field of :class:`SimulationSettings`, in order.
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(SimulationSettings))
+
+def chosen_settings(settings, default: SimulationSettings, **options) -> SimulationSettings:
+    """``settings`` (or ``default`` when None) with ``options`` changed; anything but a
+    :class:`SimulationSettings` is a :class:`ModelError` naming ``settings``."""
+    if settings is None:
+        settings = default
+    elif not isinstance(settings, SimulationSettings):
+        raise ModelError("settings", f"expected a SimulationSettings (or keyword options such as events=100000), "
+                                     f"got {settings!r}")
+    return settings.with_options(**options)
+
 
 #: The defaults of :func:`mva.simulation.simulate_network`.
 NETWORK_SIMULATION = SimulationSettings()

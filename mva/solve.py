@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable
 
 from .errors import ModelError
-from .network import Network
+from .network import Network, require_network
 from .result import Result
 
 __all__ = ["solve", "register_method", "METHODS"]
@@ -42,8 +42,7 @@ def solve(network: Network, method: str = "exact", **options) -> Result:
     ModelError
         Unknown method or option, or invalid input.
     """
-    if not isinstance(network, Network):
-        raise ModelError("network", f"expected a Network, got {type(network).__name__}")
+    require_network(network)
     try:
         func = METHODS[method]
     except KeyError:

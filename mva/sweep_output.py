@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
-from .output import refuse_overwrite
+from .output import refuse_overwrite, write_failed
 
 __all__ = ["SweepOutput", "fingerprint", "TABLE_LIMIT", "partial_paths"]
 
@@ -64,6 +64,10 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: Output groups a sweep's table leaves out (one column per resource); files keep them.
+TABLE_HIDDEN_GROUPS = ("utilization", "residence_time")
+
+
 class SweepOutput:
     """Where a sweep's chunks go; a context manager.
 
@@ -85,6 +89,7 @@ class SweepOutput:
         self.table_frames = []
         self.header = None
         self.device = None
+        self.partial_open = False       # a partial file of this sweep exists, not yet renamed
         # a device or pipe (``-o /dev/null``) is written in place like stdout: renaming a
         # partial file over it would replace the device with a regular file
         device = path not in (None, "-") and os.path.exists(path) and not os.path.isdir(path) \
@@ -114,6 +119,7 @@ class SweepOutput:
     # --- state ---------------------------------------------------------------------------
     def _start(self):
         self._remove_partial()
+        self.partial_open = True
         try:
             self.partial.parent.mkdir(parents=True, exist_ok=True)
             if self.fmt == "parquet":
@@ -138,7 +144,8 @@ class SweepOutput:
                                          "--sweep, --method, --format or --chunk-size differ); pass --force "
                                          "to start again")
         self.chunk_size = int(state["chunk_size"])
-        self.first_chunk = done
+        self.first_chunk = self.chunks_saved = done
+        self.partial_open = True
         self.header = state.get("header")
         self.unconverged = int(state.get("unconverged", 0))
         if self.fmt == "parquet":
@@ -153,9 +160,14 @@ class SweepOutput:
 
     def _save_state(self, chunks: int, size: int):
         tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.write_text(json.dumps({"key": self.key, "chunk_size": self.chunk_size, "chunks": chunks,
-                                   "bytes": size, "header": self.header, "unconverged": self.unconverged}))
-        os.replace(tmp, self.state_file)
+        try:
+            tmp.write_text(json.dumps({"key": self.key, "chunk_size": self.chunk_size, "chunks": chunks,
+                                       "bytes": size, "header": self.header, "unconverged": self.unconverged}))
+            os.replace(tmp, self.state_file)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+        self.chunks_saved = chunks
 
     def _remove_partial(self):
         if self.partial.is_dir():
@@ -169,7 +181,24 @@ class SweepOutput:
 
     # --- writing -------------------------------------------------------------------------
     def write(self, index: int, frame: pd.DataFrame) -> None:
-        """Append chunk ``index`` (chunks arrive in order)."""
+        """Append chunk ``index`` (chunks arrive in order); a failed write (a full disk) is
+        one line naming ``-o``."""
+        try:
+            self._write(index, frame)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> ModelError:
+        if self.to_stdout:
+            return write_failed("-o", self.device.name if self.device else "standard output", exc)
+        kept = getattr(self, "chunks_saved", 0)
+        if not kept:
+            self._remove_partial()
+            return write_failed("-o", self.final, exc)
+        return ModelError("-o", f"cannot write {self.final}: {exc.strerror or exc}; the {kept:,} chunk(s) written "
+                                f"stay in {self.partial.name}: free space and add --resume to finish")
+
+    def _write(self, index: int, frame: pd.DataFrame) -> None:
         if self.header is None:
             self.header = list(map(str, frame.columns))
         elif list(map(str, frame.columns)) != self.header:    # a later chunk with other outputs
@@ -231,11 +260,24 @@ class SweepOutput:
 
     def finish(self) -> None:
         """Write what is held (a table), and put the complete output under its name."""
+        try:
+            self._finish()
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _finish(self) -> None:
         if self.fmt == "table":
             frame = self.shown(pd.concat(self.table_frames, ignore_index=True)) if self.table_frames else pd.DataFrame()
+            # a terminal's width: the per-resource groups stay in the files (csv, json, parquet)
+            hidden = [c for c in frame.columns if "." in c and c.split(".")[0] in TABLE_HIDDEN_GROUPS]
+            groups = sorted({c.split(".")[0] for c in hidden}, key=TABLE_HIDDEN_GROUPS.index)
             # a resource a case does not have (a second bus of a one-bus case) prints as "-"
-            headed = frame.rename(columns=lambda c: f"{c} [{self.unit_of(c)}]" if self.unit_of(c) else c)
+            headed = frame.drop(columns=hidden).rename(
+                columns=lambda c: f"{c} [{self.unit_of(c)}]" if self.unit_of(c) else c)
             self.stream.write(headed.to_string(index=False, na_rep="-") + "\n")
+            if hidden:
+                self.stream.write(f"({len(hidden)} more columns, {', '.join(g + '.*' for g in groups)}: "
+                                  "--format csv or json writes every column)\n")
         if self.to_stdout:
             self.stream.flush()
             if self.device is not None:
@@ -246,6 +288,7 @@ class SweepOutput:
         else:
             self.stream.close()
         os.replace(self.merged if self.fmt == "parquet" else self.partial, self.final)
+        self.partial_open = False
         if self.fmt == "parquet":
             self._remove_partial()
         elif self.state_file.exists():
@@ -270,11 +313,18 @@ class SweepOutput:
             pd.DataFrame().to_parquet(self.merged)
 
     def close(self) -> None:
-        """Leave the partial file and its state for ``--resume`` (after an interruption)."""
-        if not self.to_stdout and self.stream is not None and not self.stream.closed:
-            self.stream.close()
-        if self.device is not None and not self.device.closed:
-            self.device.close()
+        """Leave the partial file and its state for ``--resume`` (after an interruption),
+        or remove them if no chunk was written (bad input met at the first case)."""
+        if not self.to_stdout and getattr(self, "chunks_saved", 0) == 0 and self.partial_open:
+            if self.stream is not None and not self.stream.closed:
+                self.stream.close()
+            self._remove_partial()
+        for stream in (None if self.to_stdout else self.stream, self.device):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except OSError:     # a full disk, reported by the write that met it
+                    pass
 
 
 def _json_value(value):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import copy
+import re
 from dataclasses import replace as dc_replace
 
 from .files import read_document
@@ -116,6 +117,7 @@ class ModelTarget:
     def unit_of(units: dict, column: str) -> str:
         """``column``'s unit: its own, or its group's (``utilization`` for
         ``utilization.cpu``); empty when none."""
+        column = re.sub(r"\[\d+\]$", "", column)          # an element of a list has the list's unit
         return units.get(column) or units.get(column.split(".")[0], "")
 
     def check_names(self, names):

@@ -29,16 +29,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .arguments import OneLineParser
-from .errors import NumericalWarning
+from .arguments import OneLineParser, nonnegative_int, positive_int
+from .errors import ModelError, NumericalWarning
 from .network import Network
 from .random_networks import NONPRODUCT_KINDS, random_closed_network, random_nonproduct_network
+from .simulation_settings import SimulationSettings
 from .solve import solve
 
 __all__ = ["VARIANTS", "variant", "compare", "study", "summary", "nonproduct_rows", "nonproduct_report",
@@ -298,14 +300,24 @@ def nonproduct_rows(count: int = 300, seed: int = 2036, precision: float = 0.005
 
 
 def main(argv=None) -> int:
-    parser = OneLineParser(description="MVA against simulation on random networks, product form and not")
-    parser.add_argument("--cases", type=int, default=40, help="random networks (default 40)")
-    parser.add_argument("--events", type=int, default=400_000, help="simulated events per network (default 400,000)")
-    parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    parser = OneLineParser(prog="python -m mva.validation",
+                           description="MVA against simulation on random networks, product form and not")
+    parser.add_argument("--cases", type=positive_int, default=40, help="random networks (default 40)")
+    parser.add_argument("--events", type=positive_int, default=400_000,
+                        help="simulated events per network (default 400,000)")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="first seed (default 0)")
     args = parser.parse_args(argv)
     from tqdm.auto import tqdm
 
-    table = summary(study(args.cases, args.events, args.seed, progress=tqdm))
+    try:
+        try:
+            SimulationSettings(events=args.events)          # checked before the first network
+        except ModelError as exc:
+            raise ModelError("--events", exc.problem) from None
+        table = summary(study(args.cases, args.events, args.seed, progress=tqdm))
+    except ModelError as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 2
     with pd.option_context("display.width", 140, "display.float_format", "{:.2f}".format):
         print(f"MVA vs simulation, {args.cases} random closed networks, {args.events:,} events each, "
               "95% intervals\n")

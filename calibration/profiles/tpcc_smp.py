@@ -46,6 +46,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from mva.errors import ModelError
+
 from models.tpcc_smp.ceiling import HELD_OUT_TPMC, one_cpu_bound
 
 from ..fit import FitResult, fit
@@ -171,8 +173,18 @@ def _db_jobs(jobs: int, references_per_job: int, seed: int = 1):
     return generate(request)
 
 
+def _check_jobs(max_jobs: int, references_per_job: int) -> None:
+    """At least one job of at least one reference: an empty table would leave the model's
+    own CPU curve in place under the simulator's name."""
+    if int(max_jobs) < 1:
+        raise ModelError("max_jobs", f"must be a positive integer, got {max_jobs}")
+    if int(references_per_job) < 1:
+        raise ModelError("references_per_job", f"must be a positive integer, got {references_per_job}")
+
+
 def gsp_by_jobs(cpus: int, max_jobs: int, references_per_job: int = 1_000_000, **config) -> np.ndarray:
     """GSP of j = 1..max_jobs DB processes on ``cpus`` processors (simulator)."""
+    _check_jobs(max_jobs, references_per_job)
     out = np.empty(max_jobs)
     for j in range(1, max_jobs + 1):
         out[j - 1] = simulate_bus(_db_jobs(j, references_per_job), cpus=cpus, **config).gsp
@@ -183,6 +195,7 @@ def cpu_rate_table(model, cpus: int, max_jobs: int = 8, references_per_job: int 
                    reference_gsp: float | None = None, **config) -> list:
     """``cpu.rate`` for the TPC-C ``model`` with ``cpus`` processors: its own one-CPU
     rate times GSP(cpus, j) / GSP(1, 1) for j = 1..max_jobs (constant beyond)."""
+    _check_jobs(max_jobs, references_per_job)
     mu1 = float(model.replace(cpus=1, **{"cpu__rate": ()}).cpu_rate_function()[0])
     if reference_gsp is None:
         reference_gsp = gsp_by_jobs(1, 1, references_per_job, **config)[0]

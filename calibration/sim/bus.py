@@ -89,8 +89,8 @@ class BusConfig:
     costs: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "cache", parse_size(self.cache))
-        object.__setattr__(self, "block", parse_size(self.block))
+        object.__setattr__(self, "cache", parse_size(self.cache, "cache"))
+        object.__setattr__(self, "block", parse_size(self.block, "block"))
         object.__setattr__(self, "protocol", str(self.protocol).lower())
         object.__setattr__(self, "scheduler", str(self.scheduler).lower())
         for name in ("cpus", "assoc", "time_slice", "word"):

@@ -90,7 +90,7 @@ class CMTConfig:
 
     def __post_init__(self):
         for name in ("l1", "l2", "block"):
-            object.__setattr__(self, name, parse_size(getattr(self, name)))
+            object.__setattr__(self, name, parse_size(getattr(self, name), name))
         for name, (low, high) in _INTEGER_BOUNDS.items():
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not low <= v <= high:

@@ -22,22 +22,31 @@ KINDS = ("int", "float", "size", "choice", "flag", "names")
 MAX_COUNT = 1 << 40
 
 
-def parse_size(text) -> int:
-    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units).
+def parse_size(text, label: str = "size") -> int:
+    """Bytes from ``4096``, ``"2MiB"``, ``"64k"`` (binary units); anything else is a
+    :class:`ModelError` naming ``label`` (the field or option it was given for).
 
     >>> parse_size("2MiB"), parse_size("64k"), size_label(49152)
     (2097152, 65536, '48 KiB')
     """
-    if isinstance(text, (int, np.integer)):
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         return int(text)
     s = str(text).strip()
     units = {"kib": 1 << 10, "kb": 1 << 10, "k": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "m": 1 << 20,
              "gib": 1 << 30, "gb": 1 << 30, "g": 1 << 30, "b": 1}
     low = s.lower()
+    number, scale = low, 1
     for suffix in sorted(units, key=len, reverse=True):
         if low.endswith(suffix):
-            return int(float(low[: -len(suffix)]) * units[suffix])
-    return int(float(low))
+            number, scale = low[: -len(suffix)], units[suffix]
+            break
+    try:
+        value = float(number) * scale
+        if not np.isfinite(value):
+            raise ValueError
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(label, f"expected a size like 4096 or 2MiB, got {text!r}") from None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from mva.errors import ModelError
+from mva.output import save_to
 
 from ..profiles.ccnuma import model_values
 from ..sim.ccnuma import CCNUMAConfig, simulate_ccnuma
@@ -36,7 +37,7 @@ from ..sim.workload import read_manifest
 from .cli import add_study_options, report_findings, run_study, runs_options
 from .executor import run_all
 from .findings import Claim, judge
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, positive_int
 
 __all__ = ["CASES", "CLAIMS", "PROGRAMS", "MARKED", "PAPER_QUEUEING", "study", "findings", "ranks_agree", "main"]
 
@@ -280,7 +281,7 @@ def main(argv=None) -> int:
     p.add_argument("--small", action="store_true", help="a test-sized run: the stored excerpts and GE of order 64")
     p.add_argument("--programs", dest="kernels", default=",".join(PROGRAMS),
                    help="comma-separated: " + ", ".join(PROGRAMS))
-    p.add_argument("--references", type=int, metavar="N", help="keep the first N references of each process's "
+    p.add_argument("--references", type=positive_int, metavar="N", help="keep the first N references of each process's "
                                                                "trace (default: all)")
     p.add_argument("--csv", metavar="FILE", help="write every row to FILE")
     p.add_argument("--rows", metavar="FILE,...", help="report the rows of earlier --csv files instead of simulating "
@@ -345,7 +346,7 @@ def _report(args, programs):
     print(f"remote-read response within 15%: {within} of {frame.model_error_response.notna().sum()} runs; "
           f"largest error {frame.model_error_response.abs().max():.1%}")
     if args.csv:
-        frame.to_csv(args.csv, index=False)
+        save_to(args.csv, "--csv", lambda name: frame.to_csv(name, index=False))
         print(f"wrote {args.csv}")
 
 

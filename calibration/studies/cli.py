@@ -19,11 +19,11 @@ import sys
 from collections.abc import Callable
 
 from mva.errors import ModelError
-from mva.output import plot_path, refuse_overwrite
+from mva.output import plot_path, refuse_overwrite, write_text
 
 from .findings import format_findings, markdown, write_findings
 
-__all__ = ["study_parser", "run_study", "add_study_options", "report_findings", "write_outputs", "runs_options"]
+__all__ = ["study_parser", "run_study", "check_synthetic_workload", "add_study_options", "report_findings", "write_outputs", "runs_options"]
 
 
 def add_study_options(parser: argparse.ArgumentParser, runs: bool = True) -> argparse.ArgumentParser:
@@ -100,6 +100,19 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
     return 0
 
 
+def check_synthetic_workload(args) -> None:
+    """``--workload`` (a preset of :mod:`calibration.sim.synthetic`) and ``--references``
+    (at least one per process of it), before any simulation."""
+    from ..sim.synthetic import PRESETS, preset_request
+
+    if args.workload.lower() not in PRESETS:
+        raise ModelError("--workload", f"unknown preset {args.workload!r}; presets: {', '.join(PRESETS)}")
+    processes = preset_request(args.workload).processes
+    if args.references < processes:
+        raise ModelError("--references", f"{args.workload} runs {processes} processes: give at least {processes} "
+                                         f"references, got {args.references}")
+
+
 def report_findings(rows, args, title: str, page_title: str = "", appendix=()) -> None:
     """Print the findings table (FINDINGS.md format), and write ``--findings`` (JSON) and
     ``--results`` (Markdown, titled ``page_title``, ``appendix`` after it) if given."""
@@ -115,6 +128,5 @@ def write_outputs(rows, args, page_title: str, appendix=()) -> None:
         print(f"wrote {args.findings}")
     if getattr(args, "results", None):
         command = " ".join(["python -m", args.prog_module, *args.argv_shown])
-        with open(args.results, "w") as f:
-            f.write(markdown(rows, page_title, command, appendix))
+        write_text(args.results, markdown(rows, page_title, command, appendix), "--results")
         print(f"wrote {args.results}")

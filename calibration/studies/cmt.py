@@ -33,7 +33,7 @@ import pandas as pd
 from mva.arguments import OneLineParser
 from mva.errors import ModelError
 from mva.jit import clock, seconds_since
-from mva.output import refuse_overwrite
+from mva.output import refuse_overwrite, save_to
 
 from ..profiles.cmt_core import DEFAULT_METHOD, METHODS, predict_groups, thread_localities
 from ..scheduling import balance_set_schedule
@@ -357,7 +357,11 @@ def _report(args, _) -> None:
     print(sched[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
     print("round-robin at larger L2s: " + ", ".join(f"{r.l2_kib} KiB {r.l2_miss_ratio:.4f} (IPC {r.ipc:.4f})"
                                                    for r in larger.itertuples()))
-    print(f"FAIR at 384 KiB is matched by round-robin at {l2_equivalence(sched, larger):.2f}x the L2")
+    equivalence = l2_equivalence(sched, larger)
+    largest = int(max(larger.l2_kib.max() if len(larger) else 384, 384))
+    print(f"FAIR at 384 KiB is matched by round-robin at {equivalence:.2f}x the L2" if np.isfinite(equivalence) else
+          f"FAIR at 384 KiB is not matched by round-robin at any L2 measured (up to {largest} KiB, "
+          f"{largest / 384:.2f}x)")
     share_cols = [c for c in sched.columns if c.startswith("share:")]
     print("CPU shares (Fig. 16):")
     shares = sched[sched.scheduler != "round-robin"][["l2_kib", "scheduler", *share_cols]]
@@ -385,8 +389,8 @@ def _report(args, _) -> None:
                     "Chip multithreading (Fedorova, Seltzer, Small & Nussbaum 2004): findings on our machine")
     print(f"study time {seconds_since(t0):.0f} s")
     if args.csv:
-        pred.to_csv(f"{args.csv}-predictions.csv", index=False)
-        sched.to_csv(f"{args.csv}-scheduling.csv", index=False)
+        save_to(f"{args.csv}-predictions.csv", "--csv", lambda name: pred.to_csv(name, index=False))
+        save_to(f"{args.csv}-scheduling.csv", "--csv", lambda name: sched.to_csv(name, index=False))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
+from mva.output import write_text
+
 __all__ = ["Claim", "Finding", "judge", "format_findings", "write_findings", "count_line", "markdown"]
 
 VERDICTS = ("yes", "partly", "no")
@@ -147,9 +149,7 @@ def format_findings(rows, title: str = "Findings against the paper") -> str:
 
 def write_findings(rows, path) -> None:
     """The rows as JSON, a list of objects (the ``--findings FILE`` of every study)."""
-    with open(path, "w") as f:
-        json.dump([r.to_dict() for r in rows], f, indent=1)
-        f.write("\n")
+    write_text(path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n", "--findings")
 
 
 def markdown(rows, title: str, command: str, appendix=()) -> str:

@@ -11,7 +11,8 @@ processor count, simulates those too, and prints the errors.
 """
 from __future__ import annotations
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, count_list, count_range, positive_int
+from mva.errors import ModelError
 import json
 import sys
 import time
@@ -21,6 +22,7 @@ import pandas as pd
 from ..profiles.shared_bus import profile_from_runs
 from ..sim.bus import BusResult, BusConfig, simulate_bus
 from ..sim.synthetic import generate
+from .cli import check_synthetic_workload, run_study
 
 __all__ = ["validate", "summary", "main"]
 
@@ -63,37 +65,47 @@ def summary(frame: pd.DataFrame) -> dict:
                            for (p, s), r in per.iterrows()}}
 
 
-def main(argv=None) -> int:
-    parser = OneLineParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="ec-server")
-    parser.add_argument("--references", type=int, default=26_000_000)
-    parser.add_argument("--calibrate-at", default="2,8")
-    parser.add_argument("--cpus", default="1:16", help="first:last processor counts")
-    parser.add_argument("--service", choices=("exponential", "measured"), default="exponential")
-    parser.add_argument("--scale", choices=("linear", "log", "power"), default="linear")
-    parser.add_argument("--costs", choices=("mix", "held"), default="mix")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
-    args = parser.parse_args(argv)
-    first, last = (int(x) for x in args.cpus.split(":"))
+def _check(args) -> None:
+    """The options against each other and the workload, before any simulation."""
+    check_synthetic_workload(args)
+    if len(args.calibrate_at) < 2:
+        raise ModelError("--calibrate-at", "the profile is fitted on at least two processor counts, e.g. 2,8")
+    if len(set(args.calibrate_at)) < len(args.calibrate_at):
+        raise ModelError("--calibrate-at", f"repeats a processor count: {args.calibrate_at}")
+
+
+def _report(args, _chosen) -> None:
     started = time.perf_counter()
-    frame = validate(generate(args.workload, references=args.references),
-                     calibrate_at=tuple(int(x) for x in args.calibrate_at.split(",")), cpus=range(first, last + 1),
-                     progress=sys.stderr.isatty(), model_values={"service": args.service,
-                                                                           "profile.scale": args.scale,
-                                                                           "profile.costs": args.costs})
+    frame = validate(generate(args.workload, references=args.references), calibrate_at=args.calibrate_at,
+                     cpus=args.cpus, progress=sys.stderr.isatty(),
+                     model_values={"service": args.service, "profile.scale": args.scale, "profile.costs": args.costs})
     s = summary(frame)
     if args.format == "json":
         print(json.dumps({"summary": s, "rows": frame.to_dict("records")}))
-        return 0
+        return
     table = frame.pivot_table(index="cpus", columns=["protocol", "scheduler"], values="gsp_error")
     print(f"Shared-bus model vs the simulator, {args.workload}, {args.references:,} references; calibrated at "
-          f"{args.calibrate_at} processors; GSP relative error (model / simulated - 1):")
+          f"{','.join(map(str, args.calibrate_at))} processors; GSP relative error (model / simulated - 1):")
     print((100 * table).round(2).to_string())
     print(f"\nGSP error over {s['rows']} cases: mean {100 * s['mean']:.2f}%, max {100 * s['max']:.2f}% "
           f"({time.perf_counter() - started:.0f} s)")
     for k, v in s["per_series"].items():
         print(f"  {k:<16} mean {100 * v['mean']:.2f}%  max {100 * v['max']:.2f}%")
-    return 0
+
+
+def main(argv=None) -> int:
+    parser = OneLineParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", default="ec-server")
+    parser.add_argument("--references", type=positive_int, default=26_000_000)
+    parser.add_argument("--calibrate-at", type=count_list, default=(2, 8), metavar="N,M",
+                        help="processor counts the model is calibrated at (2,8)")
+    parser.add_argument("--cpus", type=count_range, default=range(1, 17), metavar="FIRST:LAST",
+                        help="processor counts predicted and simulated (1:16)")
+    parser.add_argument("--service", choices=("exponential", "measured"), default="exponential")
+    parser.add_argument("--scale", choices=("linear", "log", "power"), default="linear")
+    parser.add_argument("--costs", choices=("mix", "held"), default="mix")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    return run_study(parser, argv, (), _report, files=(), check=_check)
 
 
 if __name__ == "__main__":

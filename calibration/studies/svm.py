@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from mva.errors import ModelError
+from mva.output import save_to
 from ..sim.parallel import SVM_KERNELS as KERNELS, parallel_kernel
 from .cli import report_findings, run_study, runs_options, study_parser
 from .executor import run_all
@@ -636,8 +637,8 @@ def _report(args, kernels):
                     "the SVM machine", appendix=sections)
     print(f"\nstudy time {time.perf_counter() - t0:.0f} s")
     if args.csv:
-        pd.concat([both.assign(table="grid"), sweeps.assign(table="figure5")], ignore_index=True).to_csv(
-            args.csv, index=False)
+        rows = pd.concat([both.assign(table="grid"), sweeps.assign(table="figure5")], ignore_index=True)
+        save_to(args.csv, "--csv", lambda name: rows.to_csv(name, index=False))
     if args.plot:
         plot_speedups(machine, args.plot)
         plot_sweeps(sweeps, _figure5_path(args.plot))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from mva.output import save_to
+
 from .executor import run_all
 
 __all__ = ["HLRC_CASES", "SC_CASES", "PARAMETER_VALUES", "TEN_FOLD", "TIE", "machine_grid", "parameter_sweeps",
@@ -223,8 +225,10 @@ def saved(fig, path: str | None):
     fig.tight_layout()
     if path is None:
         return fig
-    fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    try:
+        save_to(path, "--plot", lambda name: fig.savefig(name, dpi=110))
+    finally:
+        plt.close(fig)
     return None

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, positive_float
 from models.tpcc_smp import data
 from models.tpcc_smp.model import CALIBRATED, CALIBRATED_PAPER_CENTRE
 
@@ -309,7 +309,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", default=",".join(map(str, FIT_TABLES)),
                         help="the published tables fitted, comma-separated: 10 and/or 12 (default 10)")
     parser.add_argument("--loss", default="linear", choices=("linear", "soft_l1", "huber", "cauchy", "arctan"))
-    parser.add_argument("--loss-scale", type=float, default=0.1)
+    parser.add_argument("--loss-scale", type=positive_float, default=0.1)
     parser.add_argument("--cpu-centre", choices=("stalling", "paper"), default="stalling",
                         help="the model's CPU centre (model.cpu_centre; default stalling)")
     parser.add_argument("--events", type=int, default=400_000,
@@ -324,8 +324,6 @@ def main(argv=None) -> int:
             raise ModelError("--tables", f"must be table numbers (10, 12), got {args.tables!r}") from None
         if not tables or set(tables) - {10, 12}:
             raise ModelError("--tables", f"must be 10 and/or 12, got {args.tables!r}")
-        if not (args.loss_scale > 0 and np.isfinite(args.loss_scale)):
-            raise ModelError("--loss-scale", f"must be a positive number, got {args.loss_scale!r}")
         if args.events < 0 or 0 < args.events < 20_000:
             raise ModelError("--events", f"must be 0 (skip the machine) or at least 20000, got {args.events}")
         args.fit_tables = tables

@@ -8,23 +8,28 @@ speed fitted to Table 10 with the simulator's shape.
 """
 from __future__ import annotations
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, positive_int
 import sys
 
 import numpy as np
 
 from ..profiles.tpcc_smp import cpu_rate_table, gsp_by_jobs
+from .cli import run_study
 
 __all__ = ["main"]
 
 
 def main(argv=None) -> int:
-    from models.tpcc_smp import TPCCSMP, data
-
     parser = OneLineParser(prog="python -m calibration.studies.tpcc_cpu_centre", description=__doc__.splitlines()[0])
-    parser.add_argument("--max-jobs", type=int, default=8)
-    parser.add_argument("--references-per-job", type=int, default=1_000_000)
-    args = parser.parse_args(argv)
+    parser.add_argument("--max-jobs", type=positive_int, default=8, metavar="N",
+                        help="the simulator's rates for 1..N transactions present (8)")
+    parser.add_argument("--references-per-job", type=positive_int, default=1_000_000, metavar="N",
+                        help="references each simulated DB process makes (1,000,000)")
+    return run_study(parser, argv, (), _report, files=())
+
+
+def _report(args, _chosen) -> None:
+    from models.tpcc_smp import TPCCSMP, data
 
     base = TPCCSMP.from_values(data.configuration_values("C1"))
     table10 = data.published_tpmc().query("table == 10")
@@ -55,7 +60,6 @@ def main(argv=None) -> int:
         print(f"  {k} CPUs: tpmC {t:.1f} (paper {paper[k]}), error {100 * e:+.1f}%")
     print(f"  mean |error| {100 * np.abs(err).mean():.1f}%, max {100 * np.abs(err).max():.1f}% (in-sample: 1 "
           f"parameter, 4 points)")
-    return 0
 
 
 if __name__ == "__main__":

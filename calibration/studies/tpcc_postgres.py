@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, nonnegative_int
 from models.tpcc_smp import TPCCSMP, data
 from models.tpcc_smp.report import reproduce
 
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m calibration.studies.tpcc_postgres", description=__doc__.splitlines()[0])
     parser.add_argument("--recording", metavar="DIR", help="derive the inputs from this recording (mva trace tpcc) "
                                                            "instead of the packaged profile")
-    parser.add_argument("--events", type=int, default=400_000,
+    parser.add_argument("--events", type=nonnegative_int, default=400_000,
                         help="events of each simulated-machine run for the accuracy check (0: skip it)")
     add_study_options(parser, runs=False)
 

@@ -15,14 +15,14 @@ The default run length is the paper's 130 million references (34 simulations, 7 
 """
 from __future__ import annotations
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, positive_int
 import json
 import sys
 import time
 
 from ..sim.bus import BusConfig, simulate_bus
 from ..sim.synthetic import generate
-from .cli import add_study_options, run_study, write_outputs
+from .cli import add_study_options, check_synthetic_workload, run_study, write_outputs
 from .findings import Claim, Finding, format_findings, judge
 
 __all__ = ["run_report", "format_report", "CLAIMS", "main"]
@@ -172,7 +172,7 @@ def format_report(report: dict) -> str:
 
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m calibration.studies.tpcw", description=__doc__.splitlines()[0])
-    parser.add_argument("--references", type=int, default=130_000_000)
+    parser.add_argument("--references", type=positive_int, default=130_000_000)
     parser.add_argument("--workload", default="ec-server")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     add_study_options(parser, runs=False)
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
         write_outputs([Finding(**f) for f in report["findings"]], args,
                       "TPC-W on shared-bus SMPs (Foglia, Giorgi & Prete 2004): findings on the EC-server preset")
 
-    return run_study(parser, argv, (), body, files=("findings", "results"))
+    return run_study(parser, argv, (), body, files=("findings", "results"), check=check_synthetic_workload)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -77,9 +77,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.optimize import brentq
 
 from mva.errors import ModelError
-from mva.simulation_settings import SimulationSettings
+from mva.simulation_settings import SimulationSettings, chosen_settings
 from mva.modelkind import ModelSolution, Parameter, ParameterisedModel, choice, integer, integer_list, real, real_list, \
     timed
 from mva.jit import clock, seconds_since
@@ -144,7 +145,6 @@ def solve_shared_bus(cpus: int, cpu_cycles: float, sync_rate: float, sync_cycles
                      residual_factor: float = 1.0) -> dict:
     """The recursion of the module docstring for n = 1..cpus; returns the measures at
     ``cpus`` (throughput in references per cycle, cycles per reference)."""
-    from scipy.optimize import brentq
 
     z = cpu_cycles / sync_rate
     s = sync_cycles
@@ -279,7 +279,7 @@ class SharedBus(ParameterisedModel):
                              posted_scv=scv(i["async_cycles"], i["async_second_moment"]))
         # posted work leaves only computing processors, so a bus it floods stalls them too:
         # the machine always has a steady state
-        settings = (settings or self.SIMULATION).with_options(**options)
+        settings = chosen_settings(settings, self.SIMULATION, **options)
         est = simulate_bus_machine(machine, settings)
         gsp, gsp_h = float(est.mean["progress"][0]), float(est.half["progress"][0])
         bus, bus_h = float(est.mean["utilization"][0]), float(est.half["utilization"][0])

@@ -62,7 +62,7 @@ import numpy as np
 from mva.errors import ModelError
 from mva.modelkind import ModelSolution, flatten
 from mva.simulation_output import analyse
-from mva.simulation_settings import SimulationSettings
+from mva.simulation_settings import SimulationSettings, chosen_settings
 from mva.variates import seed as seed_stream
 
 from ..bus_simulation import BusMachine, simulate_bus_machine
@@ -283,7 +283,7 @@ def simulate(model, settings: SimulationSettings | None = None, disks: str | Non
         when ``precision`` was not reached.
     """
     started = clock()
-    settings = (settings or SIMULATION).with_options(**{**options, "target": "tpmC"})
+    settings = chosen_settings(settings, SIMULATION, **{**options, "target": "tpmC"})
     seed, precision, confidence = settings.seed, settings.precision, settings.confidence
     if not 0.0 < memory_precision < 1.0:
         raise ModelError("memory_precision", f"must be a fraction between 0 and 1, got {memory_precision!r}")

@@ -24,7 +24,7 @@ Options: ``--set NAME=VALUE`` (every case, e.g. ``--set model.inputs=table6``),
 """
 from __future__ import annotations
 
-from mva.arguments import OneLineParser
+from mva.arguments import OneLineParser, nonnegative_int, open_fraction, positive_int
 import json
 import sys
 
@@ -126,7 +126,7 @@ def what_if_effects(overrides: dict | None = None, what_ifs=WHAT_IFS, replicatio
     seeds ``seed .. seed + replications - 1``, each running the base and every changed case),
     the machine's mean and 95% half-width (Student t over the replications), and whether
     they agree (the model inside the interval, or within 25% of the machine's effect)."""
-    from scipy.stats import t as student
+    from mva.simulation_output import student_t_quantile
 
     if replications < 2:
         raise ModelError("replications", f"must be at least 2 for an interval, got {replications}")
@@ -141,7 +141,7 @@ def what_if_effects(overrides: dict | None = None, what_ifs=WHAT_IFS, replicatio
             sim = [m.simulate(seed=seed + r, events=events).outputs["tpmC"] for m in models]
             effects.append(_effect(None if base is None else sim[0], sim[1:] if base is not None else sim))
         effects = np.asarray(effects)
-        half = float(student.ppf(0.975, replications - 1) * effects.std(ddof=1) / np.sqrt(replications))
+        half = float(student_t_quantile(0.975, replications - 1) * effects.std(ddof=1) / np.sqrt(replications))
         machine = float(effects.mean())
         within = abs(model_effect - machine) <= half
         close = abs(model_effect - machine) <= 0.25 * abs(machine)
@@ -186,16 +186,16 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m models.tpcc_smp.validation", description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="model parameter applied to every case (repeatable)")
-    parser.add_argument("--precision", type=float, default=0.01, help="relative half-width of the simulated tpmC")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--precision", type=open_fraction, default=0.01, help="relative half-width of the simulated tpmC")
+    parser.add_argument("--seed", type=nonnegative_int, default=1)
     parser.add_argument("--cpu-centre", choices=("explicit", "model"), default="explicit",
                         help="simulate explicit processors (default) or the model's own CPU centre")
     parser.add_argument("--files", metavar="TEMPLATE", help="take configuration N from the model file TEMPLATE with "
                                                                "{n} = N, e.g. 'data/tpcc/c{n}-postgres.toml' (the "
                                                                "traced PostgreSQL's inputs); default Table 9")
     parser.add_argument("--what-ifs", action="store_true", help="compare the paper's what-ifs' effects instead")
-    parser.add_argument("--replications", type=int, default=5, help="paired replications per what-if (--what-ifs)")
-    parser.add_argument("--events", type=int, default=600_000, help="events of each run (--what-ifs)")
+    parser.add_argument("--replications", type=positive_int, default=5, help="paired replications per what-if (--what-ifs)")
+    parser.add_argument("--events", type=positive_int, default=600_000, help="events of each run (--what-ifs)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     if args.what_ifs:

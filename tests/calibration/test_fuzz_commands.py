@@ -229,3 +229,123 @@ def test_study_modules(study):
                 argv += [flag, value]
         run(argv, _study(study))
     case()
+
+
+# --- every option of every study and report (issue #75) ----------------------------------
+class _WorkStarted(Exception):
+    """Raised where an entry point's long work would begin: its options were accepted."""
+
+
+def _stop(*_args, **_kwargs):
+    raise _WorkStarted
+
+
+#: Every ``python -m`` entry point with options, and where its work begins (patched to stop
+#: there, so a value that is valid does not start an hour-long study).
+ENTRY_POINTS = {
+    "calibration.studies.ccnuma": ("run_study",), "calibration.studies.cmt": ("run_study",),
+    "calibration.studies.shared_bus": ("run_study",), "calibration.studies.svm": ("run_study",),
+    "calibration.studies.tpcc": ("run_study",), "calibration.studies.tpcc_cpu_centre": ("run_study",),
+    "calibration.studies.tpcc_postgres": ("run_study",), "calibration.studies.tpcw": ("run_study",),
+    "calibration.profiles.tpcc_postgres": ("profile",), "models.tpcc_smp.report": ("reproduce",),
+    "models.tpcc_smp.validation": ("validate", "what_if_effects"), "mva.validation": ("study",),
+}
+BAD_VALUES = ["x", "", "0", "-1", "-5", "nan", "inf", "1e300", "0.5", "1.5", "4:1", ",", "1,1", "abc:def", "true",
+              "/missing/dir/f.csv", "data", "99999999999999999999"]
+
+
+def _parser_of(module):
+    """The argparse parser ``module.main`` builds (caught as it parses)."""
+    import argparse
+    from unittest import mock
+
+    caught = {}
+
+    def grab(self, *args, **kwargs):
+        caught["parser"] = self
+        raise _WorkStarted
+
+    with mock.patch.object(argparse.ArgumentParser, "parse_args", grab):
+        with pytest.raises(_WorkStarted):
+            module.main([])
+    return caught["parser"]
+
+
+def _stopping_run_study(real):
+    def run_study(parser, argv, kernels, body, *args, **kwargs):
+        return real(parser, argv, kernels, _stop, *args, **kwargs)
+    return run_study
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_every_option_of_every_entry_point(name, monkeypatch):
+    """Each option given a hostile value (one to three at once): exit 2 with one line, or
+    accepted before any work; never a traceback, another status, or work begun on a bad
+    value that only fails later."""
+    import importlib
+
+    module = importlib.import_module(name)
+    parser = _parser_of(module)
+    for target in ENTRY_POINTS[name]:
+        real = getattr(module, target)
+        monkeypatch.setattr(module, target, _stopping_run_study(real) if target == "run_study" else _stop)
+    flags, valued, positional = [], [], []
+    for action in parser._actions:
+        if not action.option_strings:
+            positional.append(action)
+        elif action.nargs == 0:
+            if "-h" not in action.option_strings:
+                flags.append(action.option_strings[-1])
+        else:
+            valued.append(action)
+    assert valued, f"{name} has no options to fuzz"
+
+    def values(action):
+        return st.sampled_from(BAD_VALUES + list(action.choices or ())).map(
+            lambda v, a=action: (a.option_strings[-1], v))
+
+    @FEW
+    @given(st.lists(st.one_of(st.sampled_from(valued).flatmap(values), st.sampled_from(flags or ["--help"]).map(
+        lambda f: (f, None))), min_size=1, max_size=3), st.sampled_from(BAD_VALUES))
+    def case(options, first):
+        argv = [first] * len(positional)
+        for flag, value in dict(options).items():
+            if flag == "--help":
+                continue
+            argv += [flag] if value is None else [f"{flag}={value}"]
+        try:
+            run(argv, module.main)
+        except _WorkStarted:
+            pass
+    case()
+
+
+def test_the_entry_point_list_is_complete():
+    """A new ``python -m`` command line is fuzzed as soon as it exists."""
+    found = set()
+    for folder in ("calibration", "models", "mva"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if re.search(r"^def main\(", path.read_text(), flags=re.M):
+                found.add(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    assert found - {"mva.cli"} == set(ENTRY_POINTS)
+
+
+CALIBRATE_OPTIONS = [("--fit", ["station.cpu.demand=0:1", "station.cpu.demand=1:0", "nosuch", "=", "x=a:b",
+                                "station.cpu.demand=-1:inf"]),
+                     ("--holdout-rows", ["8,9", "x", "-1", "99", "", "0,0"]),
+                     ("--level", ["0.9", "0", "1", "1.5", "nan", "x"]),
+                     ("--loss", ["linear", "huber", "x"]), ("--loss-scale", ["0.1", "0", "-1", "inf", "nan"]),
+                     ("--write", ["/missing/dir/x.toml"]), ("--demands", [None]), ("--background", [None])]
+
+
+@FEW
+@given(st.lists(st.sampled_from(range(len(CALIBRATE_OPTIONS))).flatmap(
+    lambda i: st.sampled_from(CALIBRATE_OPTIONS[i][1]).map(lambda v, i=i: (CALIBRATE_OPTIONS[i][0], v))), max_size=3),
+    st.booleans())
+def test_calibrate(options, with_model):
+    files = (["data/examples/calibration/network.toml"] if with_model else []) + \
+        ["data/examples/calibration/observations.csv"]
+    argv = ["calibrate", *files]
+    for flag, value in dict(options).items():
+        argv += [flag] if value is None else [f"{flag}={value}"]
+    run(argv)
