@@ -348,7 +348,9 @@ def _rows(network, throughput, response_time, utilization, converged, unreliable
                              where=total > 0)
         frame = {"throughput": total, "response_time": weighted}
         frame.update({f"throughput.{c}": throughput[:, j] for j, c in enumerate(network.classes)})
-        frame.update({f"response_time.{c}": response_time[:, j] for j, c in enumerate(network.classes)})
+        # a class that completes nothing (no customers) has no response time: NaN, shown n/a or -
+        frame.update({f"response_time.{c}": np.where(throughput[:, j] > 0, response_time[:, j], np.nan)
+                      for j, c in enumerate(network.classes)})
     frame.update({f"utilization.{s}": utilization[:, k] for k, s in enumerate(network.station_names)})
     frame["converged"], frame["unreliable"] = converged, unreliable
     return pd.DataFrame(frame)
@@ -386,7 +388,8 @@ class NetworkModel(ModelKind):
                "response_time": float(result.response_time[0]) if one else result.system_response_time}
         if not one:
             out.update({f"throughput.{c}": float(x) for c, x in zip(result.classes, result.throughput, strict=False)})
-            out.update({f"response_time.{c}": float(r) for c, r in zip(result.classes, result.response_time, strict=False)})
+            out.update({f"response_time.{c}": float(r) if x > 0 else float("nan")
+                        for c, r, x in zip(result.classes, result.response_time, result.throughput, strict=True)})
         out["utilization"] = {s: float(u) for s, u in zip(result.stations, result.station_utilization(), strict=False)}
         return out
 

@@ -47,7 +47,7 @@ from .cmt_corpus import (CHOSEN, HELD_OUT, TUNING, WINDOWS, accuracy_summary, co
 from .cmt_sections import l1_table, pipeline_table, real_pipeline_table
 from .findings import Claim, judge, verdict
 
-__all__ = ["mix_workload", "scheduling_table", "l2_equivalence", "L2_SIZES", "MIX_PROGRAMS", "CLAIMS", "findings",
+__all__ = ["mix_workload", "scheduling_table", "l2_equivalence", "l2_equivalence_line", "L2_SIZES", "MIX_PROGRAMS", "CLAIMS", "findings",
            "main"]
 
 L2_SIZES = (48 << 10, 96 << 10, 192 << 10, 384 << 10)
@@ -126,6 +126,17 @@ def l2_equivalence(sched: pd.DataFrame, larger: pd.DataFrame, size_kib: int = 38
             t = (rates[k - 1] - target) / (rates[k - 1] - rates[k])
             return float(np.exp(np.log(sizes[k - 1]) + t * (np.log(sizes[k]) - np.log(sizes[k - 1]))) / size_kib)
     return float("inf")
+
+
+def l2_equivalence_line(sched: pd.DataFrame, larger: pd.DataFrame, size_kib: int = 384) -> str:
+    """:func:`l2_equivalence` as the study prints it; when no measured L2 matches, the
+    largest one tried (never "infx")."""
+    equivalence = l2_equivalence(sched, larger, size_kib)
+    if np.isfinite(equivalence):
+        return f"FAIR at {size_kib} KiB is matched by round-robin at {equivalence:.2f}x the L2"
+    largest = int(max(larger.l2_kib.max() if len(larger) else size_kib, size_kib))
+    return (f"FAIR at {size_kib} KiB is not matched by round-robin at any L2 measured (up to {largest} KiB, "
+            f"{largest / size_kib:.2f}x)")
 
 
 PAPER = "Fedorova, Seltzer, Small & Nussbaum, throughput-oriented scheduling on CMT, 2004"
@@ -357,11 +368,7 @@ def _report(args, _) -> None:
     print(sched[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
     print("round-robin at larger L2s: " + ", ".join(f"{r.l2_kib} KiB {r.l2_miss_ratio:.4f} (IPC {r.ipc:.4f})"
                                                    for r in larger.itertuples()))
-    equivalence = l2_equivalence(sched, larger)
-    largest = int(max(larger.l2_kib.max() if len(larger) else 384, 384))
-    print(f"FAIR at 384 KiB is matched by round-robin at {equivalence:.2f}x the L2" if np.isfinite(equivalence) else
-          f"FAIR at 384 KiB is not matched by round-robin at any L2 measured (up to {largest} KiB, "
-          f"{largest / 384:.2f}x)")
+    print(l2_equivalence_line(sched, larger))
     share_cols = [c for c in sched.columns if c.startswith("share:")]
     print("CPU shares (Fig. 16):")
     shares = sched[sched.scheduler != "round-robin"][["l2_kib", "scheduler", *share_cols]]

@@ -235,16 +235,18 @@ def test_a_bad_size_names_its_field():
 
 
 def test_the_cmt_study_says_when_no_l2_matches():
+    """It printed 'matched by round-robin at infx the L2'."""
     import pandas as pd
 
-    from calibration.studies.cmt import l2_equivalence
+    from calibration.studies.cmt import l2_equivalence, l2_equivalence_line
 
     sched = pd.DataFrame({"scheduler": ["fair", "round-robin"], "l2_kib": [384, 384], "l2_miss_ratio": [0.01, 0.4]})
     larger = pd.DataFrame({"scheduler": ["round-robin"], "l2_kib": [1536], "l2_miss_ratio": [0.3]})
     assert l2_equivalence(sched, larger) == float("inf")
-    source = importlib.import_module("calibration.studies.cmt").__file__
-    text = open(source).read()
-    assert "is not matched by round-robin at any L2 measured" in text
+    line = l2_equivalence_line(sched, larger)
+    assert "inf" not in line and "up to 1536 KiB, 4.00x" in line
+    met = larger.assign(l2_miss_ratio=[0.01])
+    assert l2_equivalence_line(sched, met).endswith("at 4.00x the L2")
 
 
 # --- timings ------------------------------------------------------------------------------
@@ -284,3 +286,71 @@ def test_the_command_line_reports_loading_apart_and_once(capsys):
     assert err.count("\n") == 1 and "compiled numba kernels for 12.0 s" in err and "0.4 s" in err
     cli._report_startup(0.1, 0.3)
     assert capsys.readouterr().err == ""
+
+
+# --- what a newcomer trips on -------------------------------------------------------------
+def test_every_readme_command_that_writes_a_file_can_run_twice():
+    """The tour wrote sweep.csv into the checkout, so a second pass failed with exit 2."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    writers = [shlex.split(line.split(" # ")[0]) for line in re.findall(r"^\s*(mva .*)$", readme, flags=re.M)
+               if " -o " in line or " --write " in line]
+    assert writers
+    for argv in writers:
+        assert "--force" in argv, argv
+
+
+def test_a_tpcc_sweep_table_fits_a_wide_terminal():
+    """It was about 400 characters wide; the per-resource groups stay in the files."""
+    status, out, _ = run(["solve", "data/tpcc/c2.toml", "--sweep", "cpus=1,2"])
+    assert status == 0
+    table = [line for line in out.splitlines() if line.strip()]
+    assert max(map(len, table)) <= 160, max(map(len, table))
+    assert "utilization.*, residence_time.*" in table[-1]
+    status, csv, _ = run(["solve", "data/tpcc/c2.toml", "--sweep", "cpus=1,2", "--format", "csv"])
+    assert "utilization.disk_1" in csv.splitlines()[0] and "residence_time.io" in csv.splitlines()[0]
+
+
+def test_a_class_without_customers_has_no_response_time():
+    status, out, _ = run(["solve", "data/examples/two-class.toml", "--set", "network.population=[20, 0]"])
+    assert status == 0
+    batch = [line.split() for line in out.splitlines() if line.split()[:1] == ["batch"]][0]
+    assert batch[1:] == ["0", "n/a"], batch          # throughput 0, response time n/a (was 0)
+    status, csv, _ = run(["solve", "data/examples/two-class.toml", "--sweep", "network.population[1]=0,2",
+                          "--format", "json"])
+    rows = [json.loads(line) for line in csv.splitlines()]
+    assert rows[0]["response_time.batch"] is None and rows[1]["response_time.batch"] > 0
+
+
+def test_the_target_is_answered_beside_a_table():
+    status, out, _ = run(["solve", "data/tpcc/c2.toml", "--sweep", "cpus=1,2", "--sweep",
+                          "disk.rotation_latency=1.5e6,0.75e6", "--target", "tpmC>=55"])
+    assert status == 0
+    assert out.splitlines()[-1] == ("mva: target tpmC>=55: first case meeting it: cpus=2, "
+                                    "disk.rotation_latency=750000 (tpmC 55.292)")
+
+
+def test_a_two_class_plot_draws_each_class_with_units(tmp_path, monkeypatch):
+    """--plot drew the sum of the classes' throughputs, with a bare x label."""
+    import matplotlib.pyplot as plt
+
+    drawn = {}
+    real = plt.Figure.savefig
+
+    def record(fig, *args, **kwargs):
+        ax = fig.axes[0]
+        drawn.update(x=ax.get_xlabel(), y=ax.get_ylabel(), lines=[line.get_label() for line in ax.get_lines()],
+                     styles={(line.get_marker(), str(line.get_linestyle())) for line in ax.get_lines()})
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", record)
+    status, _, err = run(["solve", "data/examples/two-class.toml", "--sweep", "network.population[0]=1:5:1",
+                          "--sweep", "network.population[1]=2,4", "--plot", str(tmp_path / "p.png")])
+    assert status == 0, err
+    assert drawn["x"] == "network.population[0] (oltp) [customers]"
+    assert drawn["y"] == "throughput [1/s] per class"
+    assert len(drawn["lines"]) == 4 and any("throughput.batch" in label for label in drawn["lines"])
+    assert len(drawn["styles"]) == 4        # lines that coincide stay visible
