@@ -285,13 +285,18 @@ def _list(name, value, length, allow_empty=False):
 
 
 def real_list(minimum: float = 0.0, maximum: float | None = None, strict: bool = False, length: int | None = None,
-              allow_empty: bool = False):
+              allow_empty: bool = False, min_length: int = 0):
     """Check: a list of finite numbers, each ``>= minimum`` (``>`` if ``strict``) and
-    ``<= maximum``; ``length`` entries if given (or none, with ``allow_empty``)."""
+    ``<= maximum``; ``length`` entries if given (or none, with ``allow_empty``), at least
+    ``min_length`` in any case."""
     element = real(minimum, maximum, strict=strict)
 
     def check(name, value):
-        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(_list(name, value, length, allow_empty)))
+        values = _list(name, value, length, allow_empty)
+        if len(values) < min_length:
+            raise ModelError(name, f"needs at least {min_length} entr{'y' if min_length == 1 else 'ies'}, got "
+                                   f"{len(values)}")
+        return tuple(element(f"{name}[{i}]", v) for i, v in enumerate(values))
     return check
 
 

@@ -157,7 +157,7 @@ def _parameters() -> tuple[Parameter, ...]:
           "CPU centre of 1, 2, ... CPUs (the last for more): Fig. 5 measures each centre's rates apart and does "
           "not print them; the default is fitted on Table 10, where one CPU alone runs a transaction slower "
           "than one of two (the synchronisation of footnote 3); [1] = the same speed for any count",
-          real_list(0.0, strict=True)),
+          real_list(0.0, strict=True, min_length=1)),
         P("cpu.rate", (), "instructions/cycle", "mu(1..J) of the CPU centre (Fig. 5; constant beyond J); "
           "empty = Norton aggregation of the CPUs, caches and memory bus", real_list(0.0, strict=True)),
         P("memory.latency", t7["S_Mem"], "cycles", "S_Mem, memory service time per visit (Table 7)", pos),
