@@ -349,3 +349,63 @@ def test_calibrate(options, with_model):
     for flag, value in dict(options).items():
         argv += [flag] if value is None else [f"{flag}={value}"]
     run(argv)
+
+
+def _subcommand_options(*path):
+    """The value-taking options and flags of ``mva PATH...`` (from the parser itself, so a
+    new option is fuzzed as soon as it exists)."""
+    import argparse
+
+    from mva.cli import build_parser
+
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    valued = [a.option_strings[-1] for a in parser._actions if a.option_strings and a.nargs != 0]
+    flags = [a.option_strings[-1] for a in parser._actions if a.option_strings and a.nargs == 0
+             and a.option_strings[-1] != "--help"]
+    return valued, flags
+
+
+#: Values that would make a valid run long (many events, a large sweep), kept small.
+SHORT_VALUES = ["0", "-1", "x", "", "nan", "1", "2", "0.5", "1e300", "/missing/dir/f"]
+SOLVE_FILES = ["data/examples/two-class.toml", "data/examples/mixed.json", "data/tpcc/c2.toml",
+               "data/examples/shared-bus.toml"]
+
+
+@FUZZ
+@given(st.sampled_from(SOLVE_FILES), st.data())
+def test_every_option_of_mva_solve(path, data):
+    """Every option of ``mva solve`` (hostile values, one to three at once) on network and
+    model files; the sweeps and simulations stay small."""
+    valued, flags = _subcommand_options("solve")
+    chosen = data.draw(st.lists(st.one_of(st.sampled_from(valued).map(lambda o: (o, "value")),
+                                          st.sampled_from(flags).map(lambda f: (f, None))), min_size=1, max_size=3))
+    argv = ["solve", path, "--events", "20000"]
+    for flag, kind in dict(chosen).items():
+        if flag == "--events":
+            continue
+        if kind is None:
+            argv.append(flag)
+            continue
+        value = data.draw(st.sampled_from(SHORT_VALUES + ["cpus=1,2", "network.population[0]=1,2", "tpmC>=50",
+                                                          "throughput>1", "simulation", "linearizer", "csv"]))
+        argv.append(f"{flag}={value}")
+    run(argv)
+
+
+@FUZZ
+@given(st.data(), st.integers(0, 10 ** 6))
+def test_every_option_of_mva_trace_generate(tmp_path_factory, data, tag):
+    valued, flags = _subcommand_options("trace", "generate")
+    folder = tmp_path_factory.mktemp("generate")
+    chosen = data.draw(st.lists(st.sampled_from(valued + flags), max_size=3, unique=True))
+    argv = ["trace", "generate", data.draw(st.sampled_from(["ec-server", "ls", "nosuch", ""]))]
+    if "--output" not in chosen:
+        argv += ["--output", str(folder / f"w{tag}")]
+    if "--references" not in chosen:
+        argv += ["--references", "5000"]
+    for flag in chosen:
+        argv += [flag] if flag in flags else [f"{flag}={data.draw(st.sampled_from(SHORT_VALUES + ['3000']))}"]
+    run(argv)
