@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 
 from .arguments import OneLineParser
 from .errors import ModelError, NumericalWarning, printable
-from .output import output_stream, plot_path
+from .output import guarded_stdout, output_stream, plot_path
 
 __all__ = ["main", "ExitCode"]
 
@@ -580,8 +580,8 @@ def main(argv=None) -> int:
 
     compiled, started = compile_seconds(), startup_seconds()
     try:
-        with warnings.catch_warnings():
-            if argv is None:          # the command itself; a caller (a test) keeps its own handler
+        with warnings.catch_warnings(), guarded_stdout() if argv is None else contextlib.nullcontext():
+            if argv is None:          # the command itself; a caller (a test) keeps its own handler and stdout
                 warnings.showwarning = _one_line_warning
             status = int(args.handler(args))
         _report_startup(compile_seconds() - compiled, startup_seconds() - started)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from .errors import ModelError
 
 __all__ = ["refuse_overwrite", "output_stream", "written_path", "save_to", "write_text", "write_failed",
-           "plot_path", "require_matplotlib"]
+           "plot_path", "require_matplotlib", "guarded_stdout", "exit_with"]
 
 
 def refuse_overwrite(path, force: bool, flag: str) -> None:
@@ -69,7 +69,8 @@ def plot_path(path, force: bool, flag: str = "--plot") -> str:
 
 def write_failed(flag: str, path, exc: OSError) -> ModelError:
     """The one line for an output that could not be written (a full disk, a lost mount)."""
-    return ModelError(flag, f"cannot write {os.fspath(path)}: {exc.strerror or exc}")
+    where = "" if path is None else f" {os.fspath(path)}"
+    return ModelError(flag, f"cannot write{where}: {exc.strerror or exc}")
 
 
 def _written_in_place(path: str) -> bool:
@@ -183,3 +184,37 @@ def output_stream(path: str | None, force: bool, flag: str = "-o"):
                     raw.close()
                 except OSError:          # the block's own error is the one to report
                     pass
+
+
+@contextmanager
+def guarded_stdout():
+    """Inside: a failed write to standard output (``> /dev/full``) is one line, a
+    :class:`ModelError` naming it, not a traceback; what could not be written is dropped
+    (file descriptor 1 then points to the null device, so the interpreter's own last
+    flush cannot fail again)."""
+    real = sys.stdout
+    sys.stdout = _GuardedStream(real, "standard output", None)
+    try:
+        yield
+        sys.stdout.flush()
+    except ModelError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), real.fileno())
+        except (OSError, ValueError):
+            pass
+        raise
+    finally:
+        sys.stdout = real
+
+
+def exit_with(main, prog: str) -> None:
+    """A ``python -m`` command's last line: run ``main()`` with :func:`guarded_stdout`,
+    so that ``> /dev/full`` is one line naming standard output (exit 2), and exit with
+    its status."""
+    try:
+        with guarded_stdout():
+            status = main()
+    except ModelError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        status = 2
+    sys.exit(status)

@@ -326,4 +326,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m mva.validation")

@@ -21,7 +21,6 @@ many nodes as the programs have processes.
 """
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -351,4 +350,6 @@ def _report(args, programs):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.ccnuma")

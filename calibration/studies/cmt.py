@@ -401,4 +401,6 @@ def _report(args, _) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.cmt")

@@ -109,6 +109,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.shared_bus")
 
 

@@ -26,7 +26,6 @@ reason.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -646,4 +645,6 @@ def _report(args, kernels):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.svm")

@@ -13,7 +13,6 @@ its own simulated machine, and what in the paper's tables no model can meet.
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pandas as pd
@@ -351,4 +350,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.tpcc")

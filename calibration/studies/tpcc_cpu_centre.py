@@ -9,7 +9,6 @@ speed fitted to Table 10 with the simulator's shape.
 from __future__ import annotations
 
 from mva.arguments import OneLineParser, positive_int
-import sys
 
 import numpy as np
 
@@ -63,6 +62,8 @@ def _report(args, _chosen) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.tpcc_cpu_centre")
 
 

@@ -23,7 +23,6 @@ log (POSTGRES 4.2 had no log: it forced data pages).
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 import pandas as pd
@@ -188,5 +187,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.tpcc_postgres")
 

@@ -186,4 +186,6 @@ def main(argv=None) -> int:
     return run_study(parser, argv, (), body, files=("findings", "results"), check=check_synthetic_workload)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m calibration.studies.tpcw")

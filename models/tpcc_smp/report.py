@@ -539,4 +539,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m models.tpcc_smp.report")

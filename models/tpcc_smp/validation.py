@@ -246,4 +246,6 @@ def _what_if_main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mva.output import exit_with
+
+    exit_with(main, "python -m models.tpcc_smp.validation")

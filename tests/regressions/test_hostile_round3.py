@@ -354,3 +354,24 @@ def test_a_two_class_plot_draws_each_class_with_units(tmp_path, monkeypatch):
     assert drawn["y"] == "throughput [1/s] per class"
     assert len(drawn["lines"]) == 4 and any("throughput.batch" in label for label in drawn["lines"])
     assert len(drawn["styles"]) == 4        # lines that coincide stay visible
+
+
+@pytest.mark.parametrize("command", [
+    ["-m", "mva", "solve", "data/examples/two-class.toml"],
+    ["-m", "mva", "solve", "data/tpcc/c2.toml", "--sweep", "cpus=1,2"],
+    ["-m", "models.tpcc_smp.report", "--no-classes"],
+], ids=["solve", "sweep", "report"])
+def test_standard_output_on_a_full_device_is_one_line(command):
+    """``mva solve ... > /dev/full`` ended in a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, *command], stdout=full, stderr=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().endswith("standard output: cannot write: No space left on device"), done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
