@@ -572,10 +572,11 @@ def _cmd_calibrate(args):
             out.write(json.dumps({"file": args.files[0], **result.to_dict(),
                                   "rows": json.loads(result.rows.to_json(orient="records"))}) + "\n")
         else:
-            pct = int(round(100 * result.level))
-            out.write(f"Fitted parameters ({pct}% intervals, {result.dof} degrees of freedom; "
+            pct = f"{100 * result.level:g}"
+            intervals = f"{pct}% intervals" if result.dof > 0 else "no intervals: as many parameters as values"
+            out.write(f"Fitted parameters ({intervals}, {result.dof} degrees of freedom; "
                       f"{'converged' if result.converged else 'NOT CONVERGED: ' + result.message}):\n")
-            out.write(result.estimates.to_string(float_format=lambda v: f"{v:.6g}") + "\n\n")
+            out.write(result.estimates.to_string(float_format=lambda v: f"{v:.6g}", na_rep="n/a") + "\n\n")
             shown = [c for c in result.rows.columns if not c.startswith("error.")]
             out.write(result.rows[shown].to_string(float_format=lambda v: f"{v:.6g}") + "\n\n")
             for label in ("train", "holdout"):

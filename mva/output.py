@@ -140,18 +140,24 @@ class _GuardedStream:
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
+        except BrokenPipeError:      # the reader left (| head): not an error of ours
+            raise
         except OSError as exc:
             raise write_failed(self._flag, self._path, exc) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
+        except BrokenPipeError:      # the reader left (| head): not an error of ours
+            raise
         except OSError as exc:
             raise write_failed(self._flag, self._path, exc) from None
 
     def close(self) -> None:
         try:
             self._stream.close()
+        except BrokenPipeError:      # the reader left (| head): not an error of ours
+            raise
         except OSError as exc:
             raise write_failed(self._flag, self._path, exc) from None
 
@@ -197,7 +203,7 @@ def guarded_stdout():
     try:
         yield
         sys.stdout.flush()
-    except ModelError:
+    except (ModelError, BrokenPipeError):
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), real.fileno())
         except (OSError, ValueError):
@@ -217,4 +223,6 @@ def exit_with(main, prog: str) -> None:
     except ModelError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         status = 2
+    except BrokenPipeError:         # piped into head: what was wanted was read
+        status = 0
     sys.exit(status)

@@ -185,6 +185,8 @@ class SweepOutput:
         one line naming ``-o``."""
         try:
             self._write(index, frame)
+        except BrokenPipeError:      # the reader left (| head): the command ends quietly
+            raise
         except OSError as exc:
             raise self._failed(exc) from None
 
@@ -262,6 +264,8 @@ class SweepOutput:
         """Write what is held (a table), and put the complete output under its name."""
         try:
             self._finish()
+        except BrokenPipeError:      # the reader left (| head): the command ends quietly
+            raise
         except OSError as exc:
             raise self._failed(exc) from None
 

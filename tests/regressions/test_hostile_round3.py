@@ -375,3 +375,34 @@ def test_standard_output_on_a_full_device_is_one_line(command):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().endswith("standard output: cannot write: No space left on device"), done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [
+    ["-m", "mva", "solve", "data/tpcc/c2.toml", "--sweep", "cpus=1:64:1", "--sweep",
+     "disk.rotation_latency=1e6:2e6:1e4", "--format", "csv"],
+    ["-m", "mva", "calibrate", "data/examples/calibration/network.toml", "data/examples/calibration/observations.csv",
+     "--fit", "station.cpu.demand=0:1"],
+], ids=["sweep", "calibrate"])
+def test_a_reader_that_leaves_early_is_no_error(command):
+    """Piped into head: exit 0 and nothing on stderr (the full-device guard must not call a
+    broken pipe a write error)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    producer = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=Path(__file__).resolve().parents[2])
+    producer.stdout.readline()
+    producer.stdout.close()          # the reader leaves after one line
+    _, err = producer.communicate()
+    assert producer.returncode == 0, err
+    assert err.decode().strip() == ""
+
+
+def test_a_fit_without_degrees_of_freedom_prints_no_nan(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("network.population,throughput\n10,4.5\n")
+    status, out, _ = run(["calibrate", "data/examples/calibration/network.toml", str(path),
+                          "--fit", "station.cpu.demand=0:1"])
+    assert status == 0
+    assert "no intervals" in out and "nan" not in out.lower()
