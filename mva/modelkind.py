@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from collections.abc import Callable
 
 from .errors import ModelError, NumericalWarning
+from .network import LARGEST_VALUE, SMALLEST_VALUE
 from .tomlcompat import tomllib
 from .jit import clock, seconds_since
 
@@ -226,7 +227,16 @@ def timed(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         start = clock()
-        solution = func(*args, **kwargs)
+        try:
+            solution = func(*args, **kwargs)
+        except (OverflowError, FloatingPointError, ZeroDivisionError) as exc:
+            raise ModelError("model", f"a value left double precision ({exc}): the inputs' magnitudes are too far "
+                                      "apart; change their units") from None
+        infinite = [k for k, v in flatten(solution.outputs).items() if isinstance(v, float) and math.isinf(v)]
+        if infinite and solution.converged:      # numerical honesty: never a converged infinite answer
+            why = f"{', '.join(infinite[:3])} infinite: the inputs' magnitudes left double precision"
+            solution = dataclasses.replace(solution, converged=False,
+                                           message="; ".join(m for m in (solution.message, why) if m))
         return dataclasses.replace(solution, solve_seconds=seconds_since(start))
     return wrapper
 
@@ -255,7 +265,9 @@ def integer(minimum: int = 0, maximum: int | None = None):
 
 
 def real(minimum: float = 0.0, maximum: float | None = None, strict: bool = False):
-    """Check: a finite number ``>= minimum`` (``> minimum`` if ``strict``), ``<= maximum``."""
+    """Check: a finite number ``>= minimum`` (``> minimum`` if ``strict``), ``<= maximum``,
+    and 0 or of a size from :data:`~mva.network.SMALLEST_VALUE` to
+    :data:`~mva.network.LARGEST_VALUE` (as a network's times)."""
     def check(name, value):
         if not _is_number(value) or value != value or value in (float("inf"), float("-inf")):
             raise ModelError(name, f"must be a finite number, got {value!r}")
@@ -263,6 +275,9 @@ def real(minimum: float = 0.0, maximum: float | None = None, strict: bool = Fals
             raise ModelError(name, f"must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
         if maximum is not None and value > maximum:
             raise ModelError(name, f"must be <= {maximum:g}, got {value:g}")
+        if value and not SMALLEST_VALUE <= abs(value) <= LARGEST_VALUE:
+            raise ModelError(name, f"{value:g} is outside {SMALLEST_VALUE:g} to {LARGEST_VALUE:g} in size, where "
+                                   "the models keep double precision: change the unit")
         return float(value)
     return check
 

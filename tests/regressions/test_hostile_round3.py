@@ -406,3 +406,21 @@ def test_a_fit_without_degrees_of_freedom_prints_no_nan(tmp_path):
                           "--fit", "station.cpu.demand=0:1"])
     assert status == 0
     assert "no intervals" in out and "nan" not in out.lower()
+
+
+@pytest.mark.parametrize("setting", ["io_bus.latency=1e300", "disk.seek_time=1e300", "disk.sector_size=1e-320",
+                                     "io_bus.transfer_size=1e-320"])
+def test_model_parameters_beyond_double_precision_are_refused(setting):
+    """The fuzzing found TPC-C values that printed nan tpmC or ended in an OverflowError."""
+    refused(["solve", "data/tpcc/c2.toml", "--set", setting], setting.split("=")[0])
+
+
+def test_a_model_solution_with_an_infinite_output_is_not_converged():
+    from mva.modelkind import ModelSolution, timed
+
+    @timed
+    def solve():
+        return ModelSolution(kind="k", model="m", outputs={"x": float("inf"), "y": 1.0}, units={})
+
+    solution = solve()
+    assert not solution.converged and "x infinite" in solution.message
