@@ -66,3 +66,34 @@ def pytest_sessionstart(session):
     if reporter is not None:
         for line in _tool_lines():
             reporter.write_line(line)
+
+
+def _untracked() -> set:
+    """Files of the checkout git neither tracks nor ignores (empty outside a git checkout)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z"], cwd=root,
+                                capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    return set(filter(None, listed.split("\0")))
+
+
+_BEFORE: set = set()
+
+
+def pytest_configure(config):
+    _BEFORE.update(_untracked())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A test that writes into the checkout (a fuzzed ``-o 1``) fails the run, naming the files."""
+    left = sorted(_untracked() - _BEFORE)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"tests left {len(left)} file(s) in the checkout: {', '.join(left[:5])}")
+        session.exitstatus = 1

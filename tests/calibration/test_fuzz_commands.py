@@ -374,11 +374,27 @@ SOLVE_FILES = ["data/examples/two-class.toml", "data/examples/mixed.json", "data
                "data/examples/shared-bus.toml"]
 
 
+@contextlib.contextmanager
+def _in_scratch_folder():
+    """Run in a new empty folder: an option's value that is a valid relative name (``-o 1``)
+    writes there, not into the checkout."""
+    import tempfile
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            yield Path(folder)
+        finally:
+            os.chdir(here)
+
+
 @FUZZ
 @given(st.sampled_from(SOLVE_FILES), st.data())
 def test_every_option_of_mva_solve(path, data):
     """Every option of ``mva solve`` (hostile values, one to three at once) on network and
     model files; the sweeps and simulations stay small."""
+    path = str(ROOT / path)
     valued, flags = _subcommand_options("solve")
     chosen = data.draw(st.lists(st.one_of(st.sampled_from(valued).map(lambda o: (o, "value")),
                                           st.sampled_from(flags).map(lambda f: (f, None))), min_size=1, max_size=3))
@@ -392,7 +408,8 @@ def test_every_option_of_mva_solve(path, data):
         value = data.draw(st.sampled_from(SHORT_VALUES + ["cpus=1,2", "network.population[0]=1,2", "tpmC>=50",
                                                           "throughput>1", "simulation", "linearizer", "csv"]))
         argv.append(f"{flag}={value}")
-    run(argv)
+    with _in_scratch_folder():
+        run(argv)
 
 
 @FUZZ
@@ -408,4 +425,5 @@ def test_every_option_of_mva_trace_generate(tmp_path_factory, data, tag):
         argv += ["--references", "5000"]
     for flag in chosen:
         argv += [flag] if flag in flags else [f"{flag}={data.draw(st.sampled_from(SHORT_VALUES + ['3000']))}"]
-    run(argv)
+    with _in_scratch_folder():
+        run(argv)
