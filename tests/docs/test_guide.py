@@ -154,3 +154,32 @@ if __name__ == "__main__":
         for p in PAGES:
             write(p)
             print(f"wrote {p.relative_to(ROOT)}")
+
+
+def test_the_worked_example_quotes_the_numbers_its_commands_print():
+    """The guide's first section reads its prose numbers from the outputs beside them
+    (issue #75: the sensitivity prose once quoted values the command no longer printed)."""
+    import json
+
+    text = (ROOT / "docs" / "guide.md").read_text()
+    section = text[text.index("## A worked example"):text.index("## What the solver does")]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["solve", str(ROOT / "data/tpcc/c2.toml"), "--sensitivity", "--format", "json"]) == 0
+    elasticity = {row["parameter"]: row["elasticity"] for row in map(json.loads, printed.getvalue().splitlines())}
+    quoted = {"cpu.clock": r"clock ranks first \(\+([\d.]+)\)", "disk.rotation_latency": r"rotation \(-([\d.]+)\)",
+              "disk.seek_time": r"seek \(-([\d.]+)\)", "disk.transfer_time": r"transfer \(-([\d.]+)\)"}
+    for name, pattern in quoted.items():
+        value = float(re.search(pattern, section).group(1))
+        assert abs(abs(elasticity[name]) - value) < 0.005 + 1e-9, (name, elasticity[name], value)
+    top = max(elasticity, key=lambda k: abs(elasticity[k]))
+    assert top == "cpu.clock"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["solve", str(ROOT / "data/tpcc/c2.toml"), "--sweep", "cpus=2,4", "--sweep",
+                     "disk.rotation_latency=1.5e6,0.75e6", "--format", "json"]) == 0
+    rows = {(r["cpus"], r["disk.rotation_latency"]): r["tpmC"] for r in map(json.loads, printed.getvalue().splitlines())}
+    base = rows[(2, 1.5e6)]
+    cpus, disk = (float(x) for x in re.search(r"processors buy ([\d.]+)%, the faster disk ([\d.]+)%", section).groups())
+    assert round(100 * (rows[(4, 1.5e6)] / base - 1), 1) == cpus
+    assert round(100 * (rows[(2, 0.75e6)] / base - 1), 1) == disk
