@@ -35,8 +35,13 @@ LONG_RUNS = {"cycles", "warmup", "references", "time_slice"}      # long when va
 
 def run(args, runner=None) -> tuple[int, str, str]:
     """Run a command line in this process: its status, stdout and stderr, checked."""
+    import warnings
+
+    from mva.cli import _one_line_warning
+
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning     # as the command shows them: one line each
         try:
             status = (runner or main)(args)
         except SystemExit as stop:          # argparse's usage errors in the study modules

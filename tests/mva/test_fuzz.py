@@ -42,8 +42,13 @@ CALIBRATION_NET = (ROOT / "data/examples/calibration/network.toml").read_text()
 
 def run_cli(args) -> None:
     """Run ``mva args``: exit 0, 2 (one stderr line, no traceback) or 3 (not converged)."""
+    import warnings
+
+    from mva.cli import _one_line_warning
+
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning     # as the command shows them: one line each
         status = main(args)          # an exception escaping here is the traceback we forbid
     text = err.getvalue()
     assert "Traceback" not in text

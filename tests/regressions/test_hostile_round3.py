@@ -21,9 +21,14 @@ from mva.cli import main
 
 def run(argv, module=None) -> tuple[int, str, str]:
     """Status, stdout and stderr of ``mva ARGV`` (or a study module's main) in this process."""
+    import warnings
+
+    from mva.cli import _one_line_warning
+
     out, err = io.StringIO(), io.StringIO()
     runner = main if module is None else importlib.import_module(module).main
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning     # as the command shows them: one line each
         try:
             status = runner(argv)
         except SystemExit as stop:          # argparse's usage errors
