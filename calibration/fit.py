@@ -26,6 +26,7 @@ element of a list parameter (``station.cpu.demand[0]``).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -259,9 +260,10 @@ def fit(doc: dict, observations, parameters, holdout_rows=(), level: float = 0.9
     """
     from scipy.optimize import least_squares
 
-    if not (isinstance(level, (int, float)) and 0 < level < 1):
+    real = lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)   # noqa: E731  (numpy scalars too)
+    if not (real(level) and 0 < level < 1):
         raise ModelError("level", f"must be between 0 and 1 (exclusive), e.g. 0.95, got {level!r}")
-    if not (isinstance(loss_scale, (int, float)) and math.isfinite(loss_scale) and loss_scale > 0):
+    if not (real(loss_scale) and math.isfinite(loss_scale) and loss_scale > 0):
         raise ModelError("loss_scale", f"must be a number > 0, got {loss_scale!r}")
     frame = read_observations(observations)
     targets, row_target = _fit_targets(doc, observations, frame, method, options, documents)

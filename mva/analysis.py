@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 
@@ -195,7 +196,7 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str, un
     lines = per_class or [output]
     x = swept[0]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    styles = iter(_STYLES * 50)
+    styles = itertools.cycle(_STYLES)
     if not pd.api.types.is_numeric_dtype(frame[x]):
         _bars(ax, frame, swept, output)
     elif len(swept) > 1:

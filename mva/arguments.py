@@ -6,6 +6,7 @@ Shared by ``mva`` and every ``python -m`` study and report of the project.
 from __future__ import annotations
 
 import argparse
+import math
 
 __all__ = ["OneLineParser", "INPUT_ERROR", "positive_int", "nonnegative_int", "finite_float", "positive_float",
            "open_fraction", "count_range", "count_list"]
@@ -29,7 +30,7 @@ def _number(text: str, kind, what: str):
         value = kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-    if kind is float and value != value or value in (float("inf"), float("-inf")):
+    if kind is float and not math.isfinite(value):         # nan, inf
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
 

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from .errors import ModelError
 
 __all__ = ["refuse_overwrite", "output_stream", "written_path", "save_to", "write_text", "write_failed",
-           "plot_path", "require_matplotlib", "guarded_stdout", "exit_with"]
+           "plot_path", "require_matplotlib", "guarded_stdout", "exit_with",
+           "written_in_place"]
 
 
 def refuse_overwrite(path, force: bool, flag: str) -> None:
@@ -73,7 +74,7 @@ def write_failed(flag: str, path, exc: OSError) -> ModelError:
     return ModelError(flag, f"cannot write{where}: {exc.strerror or exc}")
 
 
-def _written_in_place(path: str) -> bool:
+def written_in_place(path) -> bool:
     """A device or pipe (``-o /dev/null``) is written in place: renaming a finished file
     over it would replace the device with a regular file."""
     return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
@@ -87,7 +88,7 @@ def written_path(path, flag: str = "-o"):
     a partial file.  A device is written in place.  Errors of the writing itself are the
     caller's to turn into :func:`write_failed` (see :func:`save_to`)."""
     path = os.fspath(path)
-    if _written_in_place(path):
+    if written_in_place(path):
         yield path
         return
     folder, name = os.path.split(os.path.abspath(path))
@@ -137,29 +138,22 @@ class _GuardedStream:
     def __init__(self, stream, flag: str, path: str):
         self._stream, self._flag, self._path = stream, flag, path
 
-    def write(self, text: str) -> int:
+    def _guarded(self, call, *args):
         try:
-            return self._stream.write(text)
+            return call(*args)
         except BrokenPipeError:      # the reader left (| head): not an error of ours
             raise
         except OSError as exc:
             raise write_failed(self._flag, self._path, exc) from None
+
+    def write(self, text: str) -> int:
+        return self._guarded(self._stream.write, text)
 
     def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:      # the reader left (| head): not an error of ours
-            raise
-        except OSError as exc:
-            raise write_failed(self._flag, self._path, exc) from None
+        self._guarded(self._stream.flush)
 
     def close(self) -> None:
-        try:
-            self._stream.close()
-        except BrokenPipeError:      # the reader left (| head): not an error of ours
-            raise
-        except OSError as exc:
-            raise write_failed(self._flag, self._path, exc) from None
+        self._guarded(self._stream.close)
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

@@ -146,13 +146,18 @@ class Result:
         }
 
 
+_MEASURES = ("throughput", "response_time", "residence_time", "queue_length", "utilization")
+
+
 def _lost_precision(result: Result) -> str:
     """What is not a number among ``result``'s measures: an infinite value anywhere, or
     NaN in a class that flows (a class without customers has NaN means by design)."""
     try:
-        arrays = {name: np.asarray(getattr(result, name), dtype=float)
-                  for name in ("throughput", "response_time", "residence_time", "queue_length", "utilization")}
+        arrays = {name: np.asarray(getattr(result, name), dtype=float) for name in _MEASURES}
     except (TypeError, ValueError):
+        return ""
+    # every solve passes here: one sum a measure settles the common case (all finite)
+    if np.isfinite(sum(float(a.sum()) for a in arrays.values())):
         return ""
     x = arrays["throughput"]
     flows = np.isfinite(x) & (x > 0)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ModelError
-from .output import refuse_overwrite, write_failed
+from .output import refuse_overwrite, write_failed, written_in_place
 
 __all__ = ["SweepOutput", "fingerprint", "TABLE_LIMIT", "partial_paths"]
 
@@ -90,10 +90,10 @@ class SweepOutput:
         self.header = None
         self.device = None
         self.partial_open = False       # a partial file of this sweep exists, not yet renamed
+        self.chunks_saved = 0           # chunks the state file records as written
         # a device or pipe (``-o /dev/null``) is written in place like stdout: renaming a
         # partial file over it would replace the device with a regular file
-        device = path not in (None, "-") and os.path.exists(path) and not os.path.isdir(path) \
-            and not os.path.isfile(path)
+        device = path not in (None, "-") and written_in_place(path)
         self.to_stdout = path is None or path == "-" or device
         if self.to_stdout:
             if resume:
@@ -193,7 +193,7 @@ class SweepOutput:
     def _failed(self, exc: OSError) -> ModelError:
         if self.to_stdout:
             return write_failed("-o", self.device.name if self.device else "standard output", exc)
-        kept = getattr(self, "chunks_saved", 0)
+        kept = self.chunks_saved
         if not kept:
             self._remove_partial()
             return write_failed("-o", self.final, exc)
@@ -319,7 +319,7 @@ class SweepOutput:
     def close(self) -> None:
         """Leave the partial file and its state for ``--resume`` (after an interruption),
         or remove them if no chunk was written (bad input met at the first case)."""
-        if not self.to_stdout and getattr(self, "chunks_saved", 0) == 0 and self.partial_open:
+        if not self.to_stdout and self.chunks_saved == 0 and self.partial_open:
             if self.stream is not None and not self.stream.closed:
                 self.stream.close()
             self._remove_partial()

@@ -25,38 +25,21 @@ def run_cli():
     return run
 
 
-#: The programs some tests run, what needs them, and how to get them (checked once, before
-#: the first test: a tool installed while the run goes would skip some tests and not others).
-EXTERNAL_TOOLS = {
-    "the parallel programs' recorder (tests/calibration/test_splash.py)": ("gcc", "make", "m4", "valgrind"),
-    "the TPC-C recorder's trace of system calls (tests/calibration/test_tpcc_postgres.py)": ("strace",),
-}
-
-
-def _postgres_found() -> bool:
-    try:
-        import psycopg  # noqa: F401
-
-        from calibration.sim.pgserver import find_bindir
-        find_bindir()
-        return True
-    except Exception:
-        return False
-
-
 def _tool_lines() -> list:
     """One line per group of tests that needs programs from outside Python, saying which
-    are missing (those tests skip, each with this reason) and how to install them."""
-    import shutil
+    are missing (those tests skip, each with this reason) and how to install them;
+    checked once, before the first test (a tool installed while the run goes would skip
+    some tests and not others)."""
+    from external_tools import EXTERNAL_TOOLS, missing, postgres_found
 
     lines = []
     for what, tools in EXTERNAL_TOOLS.items():
-        missing = [t for t in tools if shutil.which(t) is None]
-        lines.append(f"external tools for {what}: " + ("all found" if not missing else
-                     f"missing {', '.join(missing)}; those tests skip (apt-get install {' '.join(missing)})"))
+        lacking = missing(tools)
+        lines.append(f"external tools for {what}: " + ("all found" if not lacking else
+                     f"missing {', '.join(lacking)}; those tests skip (apt-get install {' '.join(lacking)})"))
     lines.append("PostgreSQL server and psycopg for the TPC-C recorder's tiny database: "
-                 + ("found" if _postgres_found() else "missing; those tests skip (apt-get install postgresql; "
-                                                      "psycopg comes with the test extra)"))
+                 + ("found" if postgres_found() else "missing; those tests skip (apt-get install postgresql; "
+                                                     "psycopg comes with the test extra)"))
     return lines
 
 

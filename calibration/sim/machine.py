@@ -170,14 +170,14 @@ class RawReferences:
         self.names = [p.name for p in workload.processes]
         self.barriers = np.zeros(P, np.int64)
         self.delivered = np.zeros(P, np.int64)        # references read, to tell a cut trace
-        self.data_references = np.zeros(P, np.int64)  # loads and stores read
+        self.has_data = np.zeros(P, np.bool_)         # a load or store read yet (looked for until found)
         self._limit = references
         self._ranges = [workload.ranges_for(pid)[:2] for pid in range(P)] if private else None
         self._sources = [limited(p.open(), references) for p in workload.processes]
         self._leftover = [None] * P
         for pid in range(P):
             self.refill(pid)
-        if self.ended.all() and not self.data_references.any():      # the whole of every trace is read
+        if self.ended.all() and not self.has_data.any():      # the whole of every trace is read
             raise ModelError("workload", f"{workload.name}: its traces hold no data references (this machine "
                                          "simulates loads and stores; instruction fetches only time them)")
 
@@ -203,7 +203,8 @@ class RawReferences:
                                                     else self._tag_private(pid, chunk.op[:take], chunk.addr[:take]))
             self.size[pid, filled:filled + take] = chunk.size[:take]
             self.barriers[pid] += int(np.count_nonzero(chunk.op[:take] == BARRIER))
-            self.data_references[pid] += int(np.count_nonzero((chunk.op[:take] == LOAD) | (chunk.op[:take] == STORE)))
+            if not self.has_data[pid]:
+                self.has_data[pid] = bool(np.any((chunk.op[:take] == LOAD) | (chunk.op[:take] == STORE)))
             self.delivered[pid] += take
             if take < len(chunk):
                 self._leftover[pid] = chunk.slice(take)

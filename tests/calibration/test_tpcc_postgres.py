@@ -13,21 +13,13 @@ from calibration.sim import tpcc_db
 from calibration.sim.traces import IFETCH, LOAD, STORE, read_npz
 from mva.errors import ModelError
 
+from external_tools import postgres_found  # noqa: E402  (tests/, on the path by conftest)
+
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ROOT / "data" / "traces" / "tpcc"
 
 
-def _server_available():
-    try:
-        from calibration.sim.pgserver import find_bindir
-        import psycopg  # noqa: F401
-        find_bindir()
-        return True
-    except (ImportError, ModelError):
-        return False
-
-
-needs_postgres = pytest.mark.skipif(not _server_available(),
+needs_postgres = pytest.mark.skipif(not postgres_found(),
                                     reason="needs PostgreSQL's server and psycopg (apt-get install postgresql; "
                                            "pip install 'psycopg[binary]'; .ci/run installs them)")
 
