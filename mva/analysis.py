@@ -195,6 +195,20 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str, un
     classes = [c[len(output) + 1:] for c in per_class]
     lines = per_class or [output]
     x = swept[0]
+    unit_of = unit_of or (lambda name: "")
+
+    def named(name):
+        index = re.search(r"\[(\d+)\]$", name)
+        known = per_class and index and int(index.group(1)) < len(classes)
+        return f"{name} ({classes[int(index.group(1))]})" if known else name
+
+    def labelled(name):
+        return f"{named(name)} [{unit_of(name)}]" if unit_of(name) else named(name)
+
+    def value_label(name, value):
+        return f"{named(name)} = {value:g}" + (f" {unit_of(name)}" if unit_of(name) else "") \
+            if isinstance(value, (int, float, np.number)) else f"{named(name)} = {value}"
+
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     styles = itertools.cycle(_STYLES)
     if not pd.api.types.is_numeric_dtype(frame[x]):
@@ -202,21 +216,20 @@ def plot_sweep(frame: pd.DataFrame, swept: list[str], output: str, path: str, un
     elif len(swept) > 1:
         for value, group in frame.groupby(swept[1], sort=False):
             for line in lines:
-                label = f"{swept[1]} = {value}" + (f", {line}" if per_class else "")
+                label = value_label(swept[1], value) + (f", {line}" if per_class else "")
                 ax.plot(group[x].to_numpy(), group[line].to_numpy(), label=label, **next(styles))
     else:
         for line in lines:
             ax.plot(frame[x].to_numpy(), frame[line].to_numpy(), label=line, **next(styles))
-    if len(ax.get_lines()) > 1:
+    if len(ax.get_lines()) > 3:          # many lines: the legend beside the axes, not over the data
+        fig.set_size_inches(9.6, 4.2)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    elif len(ax.get_lines()) > 1:
         ax.legend(fontsize="small")
-    unit_of = unit_of or (lambda name: "")
-
-    def labelled(name):
-        index = re.search(r"\[(\d+)\]$", name)
-        named = f"{name} ({classes[int(index.group(1))]})" if per_class and index and int(index.group(1)) < len(
-            classes) else name
-        return f"{named} [{unit_of(name)}]" if unit_of(name) else named
     ax.set_xlabel(labelled(x) if pd.api.types.is_numeric_dtype(frame[x]) else ", ".join(swept[1:]))
+    if pd.api.types.is_integer_dtype(frame[x]):         # a count (customers, CPUs): whole ticks
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(labelled(output) + (" per class" if per_class else ""))
     ax.grid(alpha=0.3)
     fig.tight_layout()
