@@ -106,6 +106,47 @@ def _cmd_tpcc(args):
     return 0
 
 
+def _cmd_tpcw(args):
+    from .sim.kernel_model import KernelModel
+    from .sim.tpcw_db import MIXES, Scale
+    from .sim.tpcw_recorder import excerpt, record
+
+    for option, value, low, high in (("--ebs", args.ebs, 1, 60), ("--interactions", args.interactions, 1, 100_000),
+                                     ("--items", args.items, 20, 10_000_000), ("--scale-factor", args.scale_factor,
+                                                                                1, 10_000),
+                                     ("--seed", args.seed, 0, 2**32 - 1)):
+        if not low <= value <= high:
+            raise ModelError(option, f"must be from {low} to {high}, got {value}")
+    if args.mix not in MIXES:
+        raise ModelError("--mix", f"unknown mix {args.mix!r}; choose {', '.join(MIXES)}")
+    try:
+        KernelModel(0, scale=args.kernel_scale)
+    except ModelError:
+        raise ModelError("--kernel-scale", f"must be a number from 0 to 100, got {args.kernel_scale}") from None
+    scale = Scale(ebs=20, items=args.items, factor=args.scale_factor)
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise ModelError("-o", f"cannot write {out}: no directory {out.parent}")
+    if out.is_dir():
+        refuse_overwrite(out / "ec-server.toml", args.force, "-o")
+    if args.excerpts is not None:
+        exc_dir = Path(args.excerpts)
+        if exc_dir.is_dir():
+            refuse_overwrite(exc_dir / "ec-server.toml", args.force, "--excerpts")
+    facts = record(out, args.ebs, args.interactions, args.mix, scale, args.seed, args.kernel_scale,
+                   keep_logs=args.keep_logs)
+    made = ", ".join(f"{w} ({v['processes']} processes, {v['references']:,} references"
+                     + (f"; short: {'; '.join(v['short'])}" if v["short"] else "") + ")"
+                     for w, v in facts["workloads"].items())
+    print(f"tpcw: {sum(facts['interactions'].values())} web interactions by {facts['ebs']} browsers traced in "
+          f"{facts['serve_seconds']} s ({facts['lackey_bytes'] / 1e9:,.1f} GB of lackey text), converted in "
+          f"{facts['convert_seconds']} s -> {out}: {made}", file=sys.stderr)
+    if args.excerpts is not None:
+        written = excerpt(out, args.excerpts)
+        print(f"tpcw: {len(written)} excerpts -> {args.excerpts}", file=sys.stderr)
+    return 0
+
+
 def _check_block(block: int) -> None:
     """``--block`` of ``mva trace``: a power of two from 1 byte to 1 MiB."""
     if not (1 <= block <= 1 << 20 and block & (block - 1) == 0):
@@ -230,7 +271,7 @@ def _plot_reuse(profile, rows, path):
 
 
 def register_trace(sub):
-    """Add ``mva trace convert|stats|generate|reuse|splash|tpcc``."""
+    """Add ``mva trace convert|stats|generate|reuse|splash|tpcc|tpcw``."""
     p = sub.add_parser("trace", help="convert traces, print their statistics or reuse distances, write synthetic workloads",
                        description="Trace utilities of the coherence simulator.")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=sub._parser_class)
@@ -325,6 +366,33 @@ def register_trace(sub):
     tp.add_argument("--keep-logs", action="store_true", help="keep the work directory and the lackey text")
     tp.add_argument("--force", action="store_true", help="replace a recording in DIR")
     tp.set_defaults(handler=_cmd_tpcc)
+    tw = tsub.add_parser("tpcw", help="run TPC-W on Apache, PHP and a throw-away PostgreSQL and record it with the "
+                                      "UNIX utilities (valgrind lackey): the EC-server, DB and Web-server workloads",
+                         description="Creates a PostgreSQL cluster with a TPC-W database, serves the fourteen web "
+                                     "interactions from Apache (prefork, mod_php) to --ebs emulated browsers, runs "
+                                     "ls, awk, cp, gzip and rm, every process under valgrind's lackey with its "
+                                     "system calls; writes one .npz per process with kernel references modelled "
+                                     "at each system call, and the three workloads of Foglia, Giorgi & Prete "
+                                     "(2004) as manifests (ec-server.toml, db.toml, web-server.toml). Needs "
+                                     "apache2, libapache2-mod-php, php-pgsql, PostgreSQL's server, valgrind and "
+                                     "psycopg.")
+    tw.add_argument("-o", "--output", required=True, metavar="DIR", help="where the recording goes")
+    tw.add_argument("--ebs", type=int, default=34, metavar="N", help="emulated browsers (default 34: enough busy "
+                                                                     "Apache children for the Web-server workload)")
+    tw.add_argument("--interactions", type=int, default=3, metavar="N",
+                    help="web interactions per browser (default 3: about the paper's 100 in all)")
+    tw.add_argument("--mix", default="shopping", help="TPC-W mix: browsing, shopping (default) or ordering")
+    tw.add_argument("--items", type=int, default=10_000, metavar="N", help="items in the database (default 10000)")
+    tw.add_argument("--scale-factor", type=int, default=10, metavar="F",
+                    help="customers, addresses and orders of 20 browsers divided by F (default 10)")
+    tw.add_argument("--kernel-scale", type=float, default=1.0, metavar="X",
+                    help="multiplies the modelled system calls' handler lengths (default 1; 0: entry and exit only)")
+    tw.add_argument("--excerpts", metavar="DIR", help="also write the first 40,000 references of every process "
+                                                      "with the three manifests to DIR (data/traces/tpcw)")
+    tw.add_argument("--seed", type=int, default=1)
+    tw.add_argument("--keep-logs", action="store_true", help="keep the work directory and the lackey text")
+    tw.add_argument("--force", action="store_true", help="replace a recording in DIR")
+    tw.set_defaults(handler=_cmd_tpcw)
     p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 

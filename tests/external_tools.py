@@ -8,6 +8,7 @@ import shutil
 EXTERNAL_TOOLS = {
     "the parallel programs' recorder (tests/calibration/test_splash.py)": ("gcc", "make", "m4", "valgrind"),
     "the TPC-C recorder's trace of system calls (tests/calibration/test_tpcc_postgres.py)": ("strace",),
+    "the TPC-W application (tests/calibration/test_tpcw_recorder.py)": ("apache2", "php"),
 }
 
 
@@ -28,3 +29,15 @@ def postgres_found() -> bool:
         return True
     except (ImportError, ModelError):
         return False
+
+
+def apache_php_found() -> bool:
+    """Apache with mod_php and PHP's PostgreSQL functions, as the TPC-W recorder needs them."""
+    import subprocess
+    from pathlib import Path
+
+    if missing(("apache2", "php")) or not list(Path("/usr/lib/apache2/modules").glob("libphp*.so")):
+        return False
+    done = subprocess.run(["php", "-r", "echo function_exists('pg_pconnect') ? 1 : 0;"], capture_output=True,
+                          text=True)
+    return done.stdout.strip() == "1"

@@ -1,10 +1,11 @@
 """The shared-bus model (:mod:`models.shared_bus`) against the simulator it is calibrated
 from (Foglia, Giorgi & Prete, "Simulation study of memory performance of SMP
 multiprocessors running a TPC-W workload", IEE Proc. Computers and Digital Techniques,
-2004, whose EC-server workload it runs).
+2004, whose three workloads it runs).
 
-``python -m calibration.studies.shared_bus [--references N] [--calibrate-at 2,8] [--cpus 1:16]``
-simulates the EC-server preset for every protocol and scheduler at the calibration
+``python -m calibration.studies.shared_bus [--traces DIR] [--workload ec-server] [--references N] [--calibrate-at 2,8] [--cpus 1:16]``
+simulates a workload of a TPC-W recording (``mva trace tpcw``; by default the stored
+excerpts, ``--synthetic`` the generated preset) for every protocol and scheduler at the calibration
 processor counts, builds the model's bus-work profile from those runs only
 (:func:`calibration.profiles.shared_bus.profile_from_runs`), predicts GSP at every
 processor count, simulates those too, and prints the errors.
@@ -23,6 +24,7 @@ from ..profiles.shared_bus import profile_from_runs
 from ..sim.bus import BusResult, BusConfig, simulate_bus
 from ..sim.synthetic import generate
 from .cli import check_synthetic_workload, run_study
+from .tpcw import TIERS, load_workloads
 
 __all__ = ["validate", "summary", "main"]
 
@@ -67,7 +69,15 @@ def summary(frame: pd.DataFrame) -> dict:
 
 def _check(args) -> None:
     """The options against each other and the workload, before any simulation."""
-    check_synthetic_workload(args)
+    if args.synthetic:
+        check_synthetic_workload(args)
+    else:
+        if args.workload not in TIERS:
+            raise ModelError("--workload", f"unknown workload {args.workload!r}; a recording has {', '.join(TIERS)}")
+        args.loaded = load_workloads(args.traces, references=args.references)[args.workload]
+        if args.references < len(args.loaded.processes):
+            raise ModelError("--references", f"{args.workload} runs {len(args.loaded.processes)} processes: give at "
+                                             f"least {len(args.loaded.processes)} references, got {args.references}")
     if len(args.calibrate_at) < 2:
         raise ModelError("--calibrate-at", "the profile is fitted on at least two processor counts, e.g. 2,8")
     if len(set(args.calibrate_at)) < len(args.calibrate_at):
@@ -76,7 +86,8 @@ def _check(args) -> None:
 
 def _report(args, _chosen) -> None:
     started = time.perf_counter()
-    frame = validate(generate(args.workload, references=args.references), calibrate_at=args.calibrate_at,
+    workload = generate(args.workload, references=args.references) if args.synthetic else args.loaded
+    frame = validate(workload, calibrate_at=args.calibrate_at,
                      cpus=args.cpus, progress=sys.stderr.isatty(),
                      model_values={"service": args.service, "profile.scale": args.scale, "profile.costs": args.costs})
     s = summary(frame)
@@ -84,7 +95,7 @@ def _report(args, _chosen) -> None:
         print(json.dumps({"summary": s, "rows": frame.to_dict("records")}))
         return
     table = frame.pivot_table(index="cpus", columns=["protocol", "scheduler"], values="gsp_error")
-    print(f"Shared-bus model vs the simulator, {args.workload}, {args.references:,} references; calibrated at "
+    print(f"Shared-bus model vs the simulator, {args.workload} ({'generated' if args.synthetic else 'recorded'}), {args.references:,} references; calibrated at "
           f"{','.join(map(str, args.calibrate_at))} processors; GSP relative error (model / simulated - 1):")
     print((100 * table).round(2).to_string())
     print(f"\nGSP error over {s['rows']} cases: mean {100 * s['mean']:.2f}%, max {100 * s['max']:.2f}% "
@@ -95,7 +106,10 @@ def _report(args, _chosen) -> None:
 
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m calibration.studies.shared_bus", description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="ec-server")
+    parser.add_argument("--traces", metavar="DIR", help="a recording of mva trace tpcw (default: the stored "
+                                                        "excerpts, data/traces/tpcw)")
+    parser.add_argument("--synthetic", action="store_true", help="a generated preset (--workload) instead")
+    parser.add_argument("--workload", default="ec-server", help="ec-server, db or web-server (default ec-server)")
     parser.add_argument("--references", type=positive_int, default=26_000_000)
     parser.add_argument("--calibrate-at", type=count_list, default=(2, 8), metavar="N,M",
                         help="processor counts the model is calibrated at (2,8)")

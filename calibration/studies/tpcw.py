@@ -1,8 +1,15 @@
 """The findings of Foglia, Giorgi & Prete, "Simulation study of memory performance of SMP
 multiprocessors running a TPC-W workload" (IEE Proc. Computers and Digital Techniques,
-2004), on the EC-server preset, by simulation.
+2004), by simulation of its three workloads recorded on real software.
 
-``python -m calibration.studies.tpcw [--references N] [--workload ec-server] [--format json] [--findings FILE]``
+``python -m calibration.studies.tpcw [--traces DIR] [--references N] [--small] [--format json] [--findings FILE]``
+
+``--traces DIR`` is a recording of ``mva trace tpcw -o DIR`` (Apache, PostgreSQL and UNIX
+utilities under valgrind; its ``ec-server.toml``, ``db.toml`` and ``web-server.toml``); by
+default the excerpts stored in ``data/traces/tpcw`` (the first 40,000 references of every
+process of a recording, which the simulator replays in a loop), and ``--synthetic`` takes
+the generated EC-server preset of :mod:`calibration.sim.synthetic` instead (kept for the
+tests).  ``--small`` is 2 million references a run.
 
 Runs the experiments of the paper's §5 (cache size and processors, block size,
 scheduling, protocols), prints each table of evidence, then the paper's findings in the
@@ -20,12 +27,24 @@ import json
 import sys
 import time
 
+from dataclasses import replace
+from pathlib import Path
+
+from mva.errors import ModelError
+
 from ..sim.bus import BusConfig, simulate_bus
 from ..sim.synthetic import generate
-from .cli import add_study_options, check_synthetic_workload, run_study, write_outputs
+from ..sim.workload import read_manifest
+from .cli import add_study_options, run_study, write_outputs
 from .findings import Claim, Finding, format_findings, judge
 
-__all__ = ["run_report", "format_report", "CLAIMS", "main"]
+__all__ = ["run_report", "format_report", "CLAIMS", "main", "EXCERPTS", "TIERS"]
+
+#: The stored excerpts of a recording (see data/traces/README.md).
+EXCERPTS = Path(__file__).resolve().parents[2] / "data" / "traces" / "tpcw"
+#: The paper's workloads (§4, §5.3): the single server and the two tiers.
+TIERS = ("ec-server", "db", "web-server")
+SCALING = (4, 8, 12, 16, 20)
 
 CACHES = ("128KiB", "256KiB", "512KiB", "1MiB", "2MiB")
 
@@ -42,25 +61,42 @@ def _summary(result) -> dict:
             "passive_pct": 100 * mk["passive_sharing"] / refs,
             "context_switch_pct": 100 * d["other_misses"]["context_switch"] / refs,
             "coherence_per_100": coh["total"], "passive_coherence_per_100": coh["by_class"]["passive_sharing"],
-            "bus_utilization": d["bus_utilization"], "gsp": d["gsp"], "migrations": d["migrations"]}
+            "bus_utilization": d["bus_utilization"], "gsp": d["gsp"], "migrations": d["migrations"],
+            "kernel_share": d["kernel_references"] / max(refs, 1)}
 
 
-def run_report(references: int = 130_000_000, workload: str = "ec-server", progress: bool = False) -> dict:
+def load_workloads(traces=None, synthetic: bool = False, references: int = 130_000_000) -> dict:
+    """The three workloads: {name: Workload} from a recording's manifests in ``traces``
+    (default :data:`EXCERPTS`), or the generated EC-server preset alone (``synthetic``)."""
+    if synthetic:
+        return {"ec-server": generate("ec-server", references=references)}
+    where = Path(traces) if traces is not None else EXCERPTS
+    out = {}
+    for tier in TIERS:
+        manifest = where / f"{tier}.toml"
+        if not manifest.is_file():
+            raise ModelError("--traces", f"{where} has no {tier}.toml (record one with mva trace tpcw -o DIR)")
+        out[tier] = replace(read_manifest(manifest), default_references=references)
+    return out
+
+
+def run_report(references: int = 130_000_000, traces=None, synthetic: bool = False, progress: bool = False) -> dict:
     """Run every experiment; returns {"runs": [...], "findings": [...]} (see module doc)."""
-    wl = generate(workload, references=references)
+    workloads = load_workloads(traces, synthetic, references)
     runs = []
     cache_memo = {}
 
-    def run(**cfg):
-        key = tuple(sorted(cfg.items()))
+    def run(tier="ec-server", **cfg):
+        key = (tier, tuple(sorted(cfg.items())))
         if key not in cache_memo:
-            base = dict(cpus=8, cache="2MiB", block=128, assoc=2, protocol="mesi", scheduler="random")
+            base = dict(cpus=8, cache="2MiB", block=128, assoc=2, protocol="mesi", scheduler="random",
+                        references=references)
             base.update(cfg)
             started = time.perf_counter()
-            s = _summary(simulate_bus(wl, BusConfig(**base), progress=progress))
+            s = _summary(simulate_bus(workloads[tier], BusConfig(**base), progress=progress))
             s["seconds"] = time.perf_counter() - started
             cache_memo[key] = s
-            runs.append({"config": base, **s})
+            runs.append({"workload": tier, "config": base, **s})
         return cache_memo[key]
 
     a = {(p, c): run(cpus=p, cache=c, block=32) for p in (4, 8) for c in CACHES}          # Figs. 2-5
@@ -69,6 +105,12 @@ def run_report(references: int = 130_000_000, workload: str = "ec-server", progr
     protos = ("mesi", "amsd", "pscr")
     d = {(pr, p, s): run(protocol=pr, cpus=p, scheduler=s) for s in ("random", "affinity")
          for p in (8, 12, 16) for pr in protos}                                           # Figs. 14-18
+    scaling = {(pr, s, p): run(protocol=pr, cpus=p, scheduler=s) for pr, s in (("mesi", "random"),
+                                                                               ("pscr", "affinity"))
+               for p in SCALING}                                                          # Table 5, §5.2.2
+    tiers = {(t, pr): run(t, protocol=pr, cpus=16, scheduler="affinity") for t in workloads
+             for pr in protos}                                                            # Figs. 19-22
+    table5 = _table5(a, blocks, sa, d)
     evidence = [
         ("cache size: 'other' misses and the invalidation share (32-byte blocks)",
          ["other misses % of refs", "invalidation share of misses", "passive txn /100 refs", "GSP"],
@@ -84,10 +126,44 @@ def run_report(references: int = 130_000_000, workload: str = "ec-server", progr
          ["GSP", "invalidation misses % of refs", "coherence txn /100 refs", "bus utilisation"],
          {f"{pr} {p}P {s}": [r["gsp"], r["invalidation_pct"], r["coherence_per_100"], r["bus_utilization"]]
           for (pr, p, s), r in d.items()}),
+        ("scalability, 128-byte blocks, 2 MiB (GSP gained per added processor from the previous row)",
+         ["GSP", "GSP per added processor", "bus utilisation"],
+         {f"{pr} {s} {p}P": [r["gsp"], _per_processor(scaling, pr, s, p), r["bus_utilization"]]
+          for (pr, s, p), r in scaling.items()}),
+        ("Table 5 of the paper beside this run", ["paper GSP", "GSP", "paper bus", "bus utilisation"],
+         {label: [pg, r["gsp"], pb, r["bus_utilization"]] for label, (pg, pb, r) in table5.items()}),
+        ("the tiers (section 5.3), 16 processors, cache affinity, 128-byte blocks, 2 MiB",
+         ["GSP", "miss rate %", "coherence txn /100 refs", "bus utilisation"],
+         {f"{t} {pr}": [r["gsp"], r["miss_rate_pct"], r["coherence_per_100"], r["bus_utilization"]]
+          for (t, pr), r in tiers.items()}),
     ]
-    measured = _measure(a, blocks, sr, sa, d)
-    return {"workload": workload, "references": references, "runs": runs, "evidence": evidence,
+    measured = _measure(a, blocks, sr, sa, d, scaling, table5, tiers)
+    return {"workload": "the generated ec-server preset" if synthetic else f"the recording in {traces or EXCERPTS}",
+            "references": references, "runs": runs, "evidence": evidence,
+            "kernel_share": {t: _kernel_share(tiers.get((t, "mesi"))) for t in workloads},
             "findings": [f.to_dict() for f in judge(CLAIMS, measured)]}
+
+
+def _kernel_share(result):
+    return None if result is None else result.get("kernel_share")
+
+
+def _per_processor(scaling, pr, s, p):
+    k = SCALING.index(p)
+    if k == 0:
+        return float("nan")
+    return (scaling[(pr, s, p)]["gsp"] - scaling[(pr, s, SCALING[k - 1])]["gsp"]) / (p - SCALING[k - 1])
+
+
+#: Table 5 of the paper: (section, GSP, bus utilisation) of its five configurations.
+TABLE5 = {"5.1.1 4P 32B random MESI": (3.3, 0.38), "5.1.2 8P 32B random MESI": (5.6, 0.71),
+          "5.1.3 8P 256B random MESI": (7.0, 0.43), "5.2.1 8P 128B affinity MESI": (7.4, 0.32),
+          "5.2.2 16P 128B affinity PSCR": (14.0, 0.55)}
+
+
+def _table5(a, blocks, sa, d) -> dict:
+    ours = (a[(4, "2MiB")], a[(8, "2MiB")], blocks[256], sa, d[("pscr", 16, "affinity")])
+    return {label: (g, b, r) for (label, (g, b)), r in zip(TABLE5.items(), ours, strict=True)}
 
 
 PAPER = "Foglia, Giorgi & Prete, TPC-W on shared-bus SMPs, 2004"
@@ -127,6 +203,29 @@ CLAIMS = (
     Claim("mesi-worst", PAPER, "§5.2.2, Fig. 14", "MESI is the least performing protocol",
           "share of configurations (8, 12, 16P x random, affinity) where MESI has the lowest GSP", 1.0, (0.8, 1.0),
           "the paper says 'in particular': at least five in six configurations", neutral=0.5),
+    Claim("scalability-20", PAPER, "§5.2.2, Table 5", "Cache affinity with PSCR pushes scalability to 20 processors "
+          "with a GSP of about 16", "GSP at 20 processors, PSCR, cache affinity, 128-byte blocks, 2 MiB", 16.0,
+          (12.0, 20.0), "the paper's 'about 16' +-25%"),
+    Claim("scalable-past-16", PAPER, "§4 (definition), §5.2.2", "PSCR with cache affinity is not in saturation up "
+          "to 20 processors (each added processor adds at least 0.5 to GSP)",
+          "GSP gained per added processor from 16 to 20, PSCR, cache affinity", 0.5, (0.5, 1.0),
+          "the paper's saturation threshold: at least 0.5 a processor counts"),
+    Claim("pscr16-vs-mesi8", PAPER, "§5.2.2, Fig. 14", "GSP of PSCR at 16 processors is twice that of MESI at 8",
+          "GSP(PSCR, 16P) / GSP(MESI, 8P), both with cache affinity, 128-byte blocks", 2.0, (1.5, 2.5), HALF,
+          neutral=1.0),
+    Claim("table5-gsp", PAPER, "Table 5", "GSP of the five configurations of Table 5: 3.3, 5.6, 7, 7.4 and 14",
+          "largest |GSP / Table 5's GSP - 1| over the five", 0.0, (0.0, 0.25),
+          "within 25% of each of the paper's values", neutral=0.25, direction=-1),
+    Claim("table5-bus", PAPER, "Table 5", "Bus utilisation of the five configurations of Table 5: 38%, 71%, 43%, "
+          "32% and 55%", "largest |bus utilisation / Table 5's - 1| over the five", 0.0, (0.0, 0.25),
+          "within 25% of each of the paper's values", neutral=0.25, direction=-1),
+    Claim("tiers-order", PAPER, "§5.3, Fig. 19", "The DB workload has a lower GSP than the EC-server, the Web-server "
+          "a higher one", "share of the three protocols where GSP(Web-server) > GSP(EC-server) > GSP(DB), 16P, "
+          "cache affinity", 1.0, (1.0, 1.0), "the paper shows it for every protocol", neutral=0.5),
+    Claim("tiers-protocols", PAPER, "§5.3, Fig. 19", "In the DB and Web-server workloads the protocols keep their "
+          "order (PSCR best, MESI worst)", "share of the three workloads where GSP(PSCR) > GSP(AMSD) > GSP(MESI), "
+          "16P, cache affinity", 1.0, (1.0, 1.0), "'the relative performance of the three protocols remains the "
+          "same'", neutral=0.5),
 )
 
 
@@ -135,7 +234,7 @@ def _ratio(value: float, base: float, where: str):
     return value / base if base > 0 else (None, f"no passive-sharing transactions with {where} in this run")
 
 
-def _measure(a, blocks, sr, sa, d) -> dict:
+def _measure(a, blocks, sr, sa, d, scaling, table5, tiers) -> dict:
     inv_mesi = sum(d[("mesi", p, s)]["invalidation_pct"] for p, s in CONFIGS)
     inv_pscr = sum(d[("pscr", p, s)]["invalidation_pct"] for p, s in CONFIGS)
     gsp = {(p, s): {pr: d[(pr, p, s)]["gsp"] for pr in ("mesi", "amsd", "pscr")} for p, s in CONFIGS}
@@ -153,16 +252,27 @@ def _measure(a, blocks, sr, sa, d) -> dict:
                                                                                    "misses in this run"),
         "pscr-best": sum(g["pscr"] > max(g["mesi"], g["amsd"]) for g in gsp.values()) / len(gsp),
         "mesi-worst": sum(g["mesi"] < min(g["amsd"], g["pscr"]) for g in gsp.values()) / len(gsp),
+        "scalability-20": scaling[("pscr", "affinity", 20)]["gsp"],
+        "scalable-past-16": _per_processor(scaling, "pscr", "affinity", 20),
+        "pscr16-vs-mesi8": d[("pscr", 16, "affinity")]["gsp"] / d[("mesi", 8, "affinity")]["gsp"],
+        "table5-gsp": max(abs(r["gsp"] / g - 1) for g, _, r in table5.values()),
+        "table5-bus": max(abs(r["bus_utilization"] / b - 1) for _, b, r in table5.values()),
+        "tiers-order": (sum(tiers[("web-server", pr)]["gsp"] > tiers[("ec-server", pr)]["gsp"] > tiers[("db", pr)]["gsp"]
+                            for pr in ("mesi", "amsd", "pscr")) / 3) if ("db", "mesi") in tiers else
+                       (None, "the generated preset has no DB and Web-server workloads"),
+        "tiers-protocols": sum(tiers[(t, "pscr")]["gsp"] > tiers[(t, "amsd")]["gsp"] > tiers[(t, "mesi")]["gsp"]
+                               for t in {t for t, _ in tiers}) / len({t for t, _ in tiers}),
     }
 
 
 def format_report(report: dict) -> str:
     """The evidence tables and the findings against the paper."""
-    lines = [f"Foglia, Giorgi & Prete (2004) on the {report['workload']} preset, {report['references']:,} references "
-             "per run", ""]
+    lines = [f"Foglia, Giorgi & Prete (2004) on {report['workload']}, {report['references']:,} references per run",
+             "kernel share of references (MESI, 16P): " + ", ".join(
+                 f"{t} {v:.1%}" for t, v in report["kernel_share"].items() if v is not None), ""]
     for title, columns, rows in report["evidence"]:
         lines += [title, "    " + " | ".join(columns)]
-        lines += [f"    {k:<22} " + "  ".join(f"{x:>10.4g}" for x in v) for k, v in rows.items()]
+        lines += [f"    {k:<30} " + "  ".join(f"{x:>10.4g}" for x in v) for k, v in rows.items()]
         lines.append("")
     lines.append(format_findings([Finding(**f) for f in report["findings"]], "Findings against the paper"))
     total = sum(r["seconds"] for r in report["runs"])
@@ -170,20 +280,46 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _check(args) -> None:
+    if args.synthetic and args.traces:
+        raise ModelError("--synthetic", "give --traces or --synthetic, not both")
+    if args.small and args.references_given:
+        raise ModelError("--small", "give --small or --references, not both")
+    if not args.synthetic:
+        for tier, wl in load_workloads(args.traces).items():    # every manifest readable, before any run
+            if args.references < len(wl.processes):
+                raise ModelError("--references", f"{tier} runs {len(wl.processes)} processes: give at least "
+                                                 f"{len(wl.processes)} references, got {args.references}")
+    elif args.references < 26:
+        raise ModelError("--references", f"ec-server runs 26 processes: give at least 26, got {args.references}")
+
+
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m calibration.studies.tpcw", description=__doc__.splitlines()[0])
-    parser.add_argument("--references", type=positive_int, default=130_000_000)
-    parser.add_argument("--workload", default="ec-server")
+    parser.add_argument("--traces", metavar="DIR", help="a recording of mva trace tpcw (default: the stored "
+                                                        "excerpts, data/traces/tpcw)")
+    parser.add_argument("--synthetic", action="store_true", help="the generated EC-server preset instead")
+    parser.add_argument("--references", type=positive_int, default=None,
+                        help="references a run (default 130000000, the paper's)")
+    parser.add_argument("--small", action="store_true", help="2,000,000 references a run")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     add_study_options(parser, runs=False)
 
+    def check(args):
+        args.references_given = args.references is not None
+        args.references = 2_000_000 if args.small else (args.references or 130_000_000)
+        _check(args)
+
     def body(args, _):
-        report = run_report(args.references, args.workload, progress=sys.stderr.isatty())
+        report = run_report(args.references, args.traces, args.synthetic, progress=sys.stderr.isatty())
         print(json.dumps(report) if args.format == "json" else format_report(report))
         write_outputs([Finding(**f) for f in report["findings"]], args,
-                      "TPC-W on shared-bus SMPs (Foglia, Giorgi & Prete 2004): findings on the EC-server preset")
+                      "TPC-W on shared-bus SMPs (Foglia, Giorgi & Prete 2004): findings on "
+                      + ("the generated EC-server preset" if args.synthetic else "Apache, PostgreSQL and UNIX "
+                         "utilities recorded"))
 
-    return run_study(parser, argv, (), body, files=("findings", "results"), check=check_synthetic_workload)
+    return run_study(parser, argv, (), body, files=("findings", "results"), check=check)
+
 
 if __name__ == "__main__":
     from mva.output import exit_with
