@@ -350,13 +350,13 @@ class Terminal:
         return True
 
 
-def table_counts(conn) -> dict:
-    """Rows per table."""
+def table_counts(conn, tables=TABLES) -> dict:
+    """Rows per table of ``tables`` (default the nine of TPC-C)."""
     with conn.cursor() as cur:
         out = {}
-        for t in TABLES:
+        for t in tables:
             cur.execute(f"SELECT count(*) FROM {t}")
-            out[t] = cur.fetchone()[0]
+            out[t] = int(cur.fetchone()[0])
     conn.commit()
     return out
 

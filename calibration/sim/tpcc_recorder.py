@@ -61,7 +61,9 @@ IDLE = "idle"
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
+    """The program ``name`` on the PATH (or in /usr/sbin, where Debian puts servers), or a
+    ModelError saying how to install it."""
+    path = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").is_file() else None)
     if path is None:
         raise ModelError(name, f"{name} is not installed (apt-get install {name})")
     return path

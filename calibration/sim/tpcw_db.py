@@ -26,6 +26,8 @@ import numpy as np
 
 from mva.errors import ModelError
 
+from . import tpcc_db
+
 __all__ = ["Scale", "TABLES", "INTERACTIONS", "MIXES", "SCHEMA", "SUBJECTS", "create_schema", "load",
            "check_invariants", "table_counts"]
 
@@ -233,14 +235,8 @@ def load(conn, scale: Scale, seed: int = 1) -> dict:
 
 
 def table_counts(conn) -> dict:
-    """Rows per table."""
-    with conn.cursor() as cur:
-        out = {}
-        for t in TABLES:
-            cur.execute(f"SELECT count(*) FROM {t}")
-            out[t] = int(cur.fetchone()[0])
-    conn.commit()
-    return out
+    """Rows per table of the ten."""
+    return tpcc_db.table_counts(conn, TABLES)
 
 
 #: What every interaction keeps true: name -> a query that returns the number of rows

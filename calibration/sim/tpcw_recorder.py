@@ -53,6 +53,7 @@ from mva.errors import ModelError
 from . import tpcw_db
 from .kernel_model import KERNEL_SHARED, KERNEL_SHARED_END, KERNEL_TEXT, KernelModel, with_kernel
 from .pgserver import PostgresServer
+from .tpcc_recorder import _tool
 from .syscall_trace import read_lackey_syscalls
 from .traces import IFETCH, LOAD, STORE, Chunk, write_npz
 
@@ -70,13 +71,6 @@ UTILITIES = {"awk": ["awk", "{ n[$3]++ } END { for (w in n) print w, n[w] }", "w
              "ls": ["ls", "-alR", "/usr/share/doc/apache2", "/usr/share/doc/postgresql-common", "/usr/lib/apache2"]}
 SETTINGS = {"shared_buffers": "32MB", "max_connections": "80", "synchronous_commit": "off"}
 LACKEY = ("--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes")
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").is_file() else None)
-    if path is None:
-        raise ModelError(name, f"{name} is not installed (apt-get install {name})")
-    return path
 
 
 def _php_module() -> Path:
