@@ -215,10 +215,13 @@ CLAIMS = (
           neutral=1.0),
     Claim("table5-gsp", PAPER, "Table 5", "GSP of the five configurations of Table 5: 3.3, 5.6, 7, 7.4 and 14",
           "largest |GSP / Table 5's GSP - 1| over the five", 0.0, (0.0, 0.25),
-          "within 25% of each of the paper's values", neutral=0.25, direction=-1),
+          "within 25% of each of the paper's values; in-sample: the machine's 5 processor cycles a reference "
+          "were derived from the §5.1.3 configuration's GSP and bus utilisation (calibration.sim.bus.bus_costs)",
+          neutral=0.25, direction=-1, in_sample=True),
     Claim("table5-bus", PAPER, "Table 5", "Bus utilisation of the five configurations of Table 5: 38%, 71%, 43%, "
           "32% and 55%", "largest |bus utilisation / Table 5's - 1| over the five", 0.0, (0.0, 0.25),
-          "within 25% of each of the paper's values", neutral=0.25, direction=-1),
+          "within 25% of each of the paper's values; in-sample, as table5-gsp", neutral=0.25, direction=-1,
+          in_sample=True),
     Claim("tiers-order", PAPER, "§5.3, Fig. 19", "The DB workload has a lower GSP than the EC-server, the Web-server "
           "a higher one", "share of the three protocols where GSP(Web-server) > GSP(EC-server) > GSP(DB), 16P, "
           "cache affinity", 1.0, (1.0, 1.0), "the paper shows it for every protocol", neutral=0.5),
