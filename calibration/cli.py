@@ -70,18 +70,20 @@ def _cmd_splash(args):
     return 0
 
 
+def _check_ranges(checks) -> None:
+    """Each ``(option, value, low, high)`` in range, or a ModelError naming the option."""
+    for option, value, low, high in checks:
+        if not low <= value <= high:
+            raise ModelError(option, f"must be from {low} to {high}, got {value}")
+
+
 def _cmd_tpcc(args):
     from .sim.tpcc_recorder import record
 
-    for option, value, low, high in (("--terminals", args.terminals, 1, 20), ("--transactions", args.transactions,
-                                                                           1, 10_000),
-                                     ("--warmup", args.warmup, 0, 100), ("--io-transactions", args.io_transactions,
-                                                                         1, 100_000),
-                                     ("--warehouses", args.warehouses, 1, 100),
-                                     ("--count-transactions", args.count_transactions, 0, 10_000),
-                                     ("--seed", args.seed, 0, 2**32 - 1)):
-        if not low <= value <= high:
-            raise ModelError(option, f"must be from {low} to {high}, got {value}")
+    _check_ranges((("--terminals", args.terminals, 1, 20), ("--transactions", args.transactions, 1, 10_000),
+                   ("--warmup", args.warmup, 0, 100), ("--io-transactions", args.io_transactions, 1, 100_000),
+                   ("--warehouses", args.warehouses, 1, 100), ("--count-transactions", args.count_transactions, 0,
+                                                                10_000), ("--seed", args.seed, 0, 2**32 - 1)))
     pool = None
     if args.buffer_pool is not None:
         import re
@@ -111,12 +113,9 @@ def _cmd_tpcw(args):
     from .sim.tpcw_db import MIXES, Scale
     from .sim.tpcw_recorder import excerpt, record
 
-    for option, value, low, high in (("--ebs", args.ebs, 1, 60), ("--interactions", args.interactions, 1, 100_000),
-                                     ("--items", args.items, 20, 10_000_000), ("--scale-factor", args.scale_factor,
-                                                                                1, 10_000),
-                                     ("--seed", args.seed, 0, 2**32 - 1)):
-        if not low <= value <= high:
-            raise ModelError(option, f"must be from {low} to {high}, got {value}")
+    _check_ranges((("--ebs", args.ebs, 1, 60), ("--interactions", args.interactions, 1, 100_000),
+                   ("--items", args.items, 20, 10_000_000), ("--scale-factor", args.scale_factor, 1, 10_000),
+                   ("--seed", args.seed, 0, 2**32 - 1)))
     if args.mix not in MIXES:
         raise ModelError("--mix", f"unknown mix {args.mix!r}; choose {', '.join(MIXES)}")
     try:

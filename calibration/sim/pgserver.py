@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mva.errors import ModelError
 
-__all__ = ["PostgresServer", "find_bindir", "server_settings", "SCALED_SETTINGS"]
+__all__ = ["PostgresServer", "find_bindir", "server_settings", "SCALED_SETTINGS", "copy_rows", "create_database"]
 
 #: Settings of the recorded server: the paper's scaled-down machine (Du et al., Table 8:
 #: 256 KB of memory for a database scaled down 100 times) as a small buffer pool, so that
@@ -204,6 +204,34 @@ class PostgresServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def copy_rows(conn, table: str, records) -> int:
+    """``COPY`` ``records`` (tuples) into ``table``; returns how many were written."""
+    n = 0
+    with conn.cursor() as cur, cur.copy(f"COPY {table} FROM STDIN") as cp:
+        for rec in records:
+            cp.write_row(rec)
+            n += 1
+    return n
+
+
+def create_database(directory, name: str, populate, settings: dict | None = None, user: str = "tpcc") -> dict:
+    """Create the cluster in ``directory``, (re)create database ``name``, run
+    ``populate(conn)`` (returns rows per table) on it, checkpoint and stop; returns what
+    ``populate`` returned."""
+    server = PostgresServer(directory, settings, user=user)
+    server.start()
+    try:
+        with server.connect("postgres", autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {name}")
+            c.execute(f"CREATE DATABASE {name}")
+        with server.connect(name) as conn:
+            rows = populate(conn)
+            conn.execute("CHECKPOINT")
+    finally:
+        server.stop()
+    return rows
 
 
 def _last_line(text: str) -> str:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .pgserver import copy_rows
+
 __all__ = ["Scale", "TABLES", "TRANSACTIONS", "SCHEMA", "create_schema", "load", "Terminal", "check_consistency",
            "table_counts"]
 
@@ -156,10 +158,7 @@ def load(conn, scale: Scale, seed: int = 1) -> dict:
     rows = {}
 
     def copy(table, records):
-        with conn.cursor() as cur, cur.copy(f"COPY {table} FROM STDIN") as cp:
-            for rec in records:
-                cp.write_row(rec)
-        rows[table] = rows.get(table, 0) + len(records)
+        rows[table] = rows.get(table, 0) + copy_rows(conn, table, records)
 
     copy("item", [(i, r.uniform(1, 10000), r.text(14, 24), r.uniform(100, 10000) / 100, r.data(26, 50))
                   for i in range(1, scale.items + 1)])

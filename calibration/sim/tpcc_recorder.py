@@ -47,7 +47,7 @@ from mva.errors import ModelError
 from mva.jit import jit
 
 from . import tpcc_db
-from .pgserver import PostgresServer, server_settings
+from .pgserver import PostgresServer, create_database, server_settings
 from .traces import IFETCH, LOAD, STORE, Chunk, limited, read_lackey, read_npz, write_npz
 
 __all__ = ["record", "excerpt", "prepare", "measure_io", "trace", "database_bytes", "convert_backend", "read_io", "IO_RELATIONS", "MIX"]
@@ -72,19 +72,10 @@ def _tool(name: str) -> str:
 def prepare(directory, scale: tpcc_db.Scale, seed: int = 1, settings: dict | None = None) -> dict:
     """Create the cluster in ``directory``, create and load the database, checkpoint and
     stop; returns rows per table."""
-    server = PostgresServer(directory, settings)
-    server.start()
-    try:
-        with server.connect("postgres", autocommit=True) as c:
-            c.execute("DROP DATABASE IF EXISTS tpcc")
-            c.execute("CREATE DATABASE tpcc")
-        with server.connect() as conn:
-            tpcc_db.create_schema(conn)
-            rows = tpcc_db.load(conn, scale, seed)
-            conn.execute("CHECKPOINT")
-    finally:
-        server.stop()
-    return rows
+    def populate(conn):
+        tpcc_db.create_schema(conn)
+        return tpcc_db.load(conn, scale, seed)
+    return create_database(directory, "tpcc", populate, settings)
 
 
 def database_bytes(cluster, settings: dict | None = None) -> int:

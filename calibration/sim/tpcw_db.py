@@ -27,6 +27,7 @@ import numpy as np
 from mva.errors import ModelError
 
 from . import tpcc_db
+from .pgserver import copy_rows
 
 __all__ = ["Scale", "TABLES", "INTERACTIONS", "MIXES", "SCHEMA", "SUBJECTS", "create_schema", "load",
            "check_invariants", "table_counts"]
@@ -168,10 +169,7 @@ def load(conn, scale: Scale, seed: int = 1) -> dict:
     rows = {}
 
     def copy(table, records):
-        with conn.cursor() as cur, cur.copy(f"COPY {table} FROM STDIN") as cp:
-            for rec in records:
-                cp.write_row(rec)
-        rows[table] = len(records)
+        rows[table] = rows.get(table, 0) + copy_rows(conn, table, records)
 
     copy("country", [(k, f"country-{k}", round(0.5 + k / 46, 6), f"cur-{k}") for k in range(1, scale.countries + 1)])
     copy("author", [(a, r.text(3, 20), r.text(1, 20), r.text(1, 20), _dt.date(1800, 1, 1) + _dt.timedelta(

@@ -52,13 +52,13 @@ from mva.errors import ModelError
 
 from . import tpcw_db
 from .kernel_model import KERNEL_SHARED, KERNEL_SHARED_END, KERNEL_TEXT, KernelModel, with_kernel
-from .pgserver import PostgresServer
+from .pgserver import PostgresServer, create_database
 from .tpcc_recorder import _tool
 from .syscall_trace import read_lackey_syscalls
-from .traces import IFETCH, LOAD, STORE, Chunk, write_npz
+from .traces import IFETCH, LOAD, STORE, write_npz
 
-__all__ = ["record", "prepare", "serve_and_browse", "convert", "compose", "WORKLOADS", "UTILITIES",
-           "EmulatedBrowser", "APP"]
+__all__ = ["record", "prepare", "serve_and_browse", "convert", "convert_process", "compose", "excerpt",
+           "WORKLOADS", "UTILITIES", "EmulatedBrowser", "APP"]
 
 APP = Path(__file__).with_name("tpcw_app")
 #: The paper's three workloads (§4): (Apache children, PostgreSQL backends, utilities).
@@ -83,19 +83,10 @@ def _php_module() -> Path:
 def prepare(directory, scale: tpcw_db.Scale, seed: int = 1) -> dict:
     """Create the cluster in ``directory`` with the loaded TPC-W database; returns rows
     per table."""
-    server = PostgresServer(directory, SETTINGS, user="tpcc")
-    server.start()
-    try:
-        with server.connect("postgres", autocommit=True) as c:
-            c.execute("DROP DATABASE IF EXISTS tpcw")
-            c.execute("CREATE DATABASE tpcw")
-        with server.connect("tpcw") as conn:
-            tpcw_db.create_schema(conn)
-            rows = tpcw_db.load(conn, scale, seed)
-            conn.execute("CHECKPOINT")
-    finally:
-        server.stop()
-    return rows
+    def populate(conn):
+        tpcw_db.create_schema(conn)
+        return tpcw_db.load(conn, scale, seed)
+    return create_database(directory, "tpcw", populate, SETTINGS)
 
 
 # --- Apache ---------------------------------------------------------------------------------
@@ -379,7 +370,7 @@ def _window(chunks, start_rule):
                 continue
             started = True
             cut = k.position
-            calls = [c for c in calls if c.position >= cut and (c is k or calls.index(c) > calls.index(k))]
+            calls = calls[calls.index(k):]
             for c in calls:
                 c.position -= cut
             chunk = chunk.slice(cut)
@@ -557,5 +548,3 @@ def excerpt(recording, target, references: int = 40_000) -> list:
         (target / f"{workload}.toml").write_text(tomli_w.dumps(doc))
     return written
 
-
-__all__ += ["excerpt", "convert_process", "Chunk"]
