@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,11 +61,14 @@ def _cmd_splash(args):
     refuse_overwrite(manifest, args.force, "-o")
     PROGRAMS[args.program].command(args.size or PROGRAMS[args.program].paper_size, args.processes)   # checks --size
     check_inputs(args.program, args.source, args.size)
-    binary = build(args.program, args.source, out, args.size)
-    facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb, args.phases)
-    print(f"{args.program}: {facts['processes']} processes, {facts['size']:,} {facts['size_unit']}: traced in "
-          f"{facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text), converted in "
-          f"{facts['convert_seconds']} s: {facts['references']:,} data references, {facts['instructions']:,} "
+    with tempfile.TemporaryDirectory(prefix="splash-build-", dir=out) as workdir:   # nothing left behind
+        binary = build(args.program, args.source, workdir, args.size)
+        facts = record(args.program, binary, out, args.processes, args.size, args.keep_logs, args.arena_mb,
+                       args.phases)
+    print(f"{args.program}: {facts['processes']} processes, {facts['size']:,} {facts['size_unit']}: traced and "
+          f"converted in {facts['trace_seconds']} s ({facts['lackey_bytes'] / 1e6:,.0f} MB of lackey text, at most "
+          f"{facts['lackey_disk_peak_bytes'] / 1e6:,.0f} MB of it on the disk at once), "
+          f"{facts['convert_seconds']} s more to finish: {facts['references']:,} data references, {facts['instructions']:,} "
           f"instructions, {facts['barriers']:,} barriers, {facts['acquires']:,} lock acquires -> {manifest}",
           file=sys.stderr)
     return 0
@@ -326,13 +330,17 @@ def register_trace(sub):
                                      "as trace markers), the arena and globals as shared ranges, G_MALLOC blocks "
                                      "as named [[structure]] tables. Needs gcc, make, m4 and valgrind.")
     sp.add_argument("program", metavar="PROGRAM", help="fft, lu, lu-noncontig, radix, ocean-contig, "
-                                                       "ocean-noncontig, barnes, fmm, water-nsq")
+                                                       "ocean-noncontig, barnes, fmm, water-nsq, water-spatial, "
+                                                       "raytrace, raytrace-teapot, volrend, cholesky, radiosity")
     sp.add_argument("--source", required=True, metavar="DIR", help="a Splash-3 tree (its codes/ directory)")
     sp.add_argument("-o", "--output", required=True, metavar="DIR", help="where the traces and PROGRAM.toml go")
     sp.add_argument("--processes", type=int, default=4, metavar="N", help="processes (default 4)")
     sp.add_argument("--size", type=int, metavar="N", help="problem size: points (fft), matrix order (lu), keys "
                                                           "(radix), grid side (ocean), particles (barnes, fmm), "
-                                                          "molecules (water-nsq); default Talbot & Kelly's Table 1.3")
+                                                          "molecules (water), image side (raytrace), head width "
+                                                          "(volrend), tk matrix number (cholesky: 14-18), scene "
+                                                          "(radiosity: 1 test, 2 room, 3 large room); default Talbot & "
+                                                          "Kelly's Table 1.3 or SPLASH-2's base")
     sp.add_argument("--arena-mb", type=int, default=4096, metavar="MIB", help="virtual size of the G_MALLOC arena "
                                                                                "(default 4096, reserved lazily)")
     sp.add_argument("--phases", type=int, metavar="K", help="an excerpt: each trace ends at its K-th barrier (the "

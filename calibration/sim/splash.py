@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,10 +46,10 @@ import numpy as np
 from mva.errors import ModelError
 from mva.jit import jit
 
-from .traces import ACQUIRE, BARRIER, IFETCH, LOAD, RELEASE, STORE, Chunk, read_lackey, write_npz
+from .traces import ACQUIRE, BARRIER, IFETCH, LOAD, RELEASE, STORE, Chunk, follow_lackey, read_lackey, write_npz
 
 __all__ = ["PROGRAMS", "Program", "Layout", "check_inputs", "build", "record", "convert", "read_layout", "structure_name",
-           "MARKER_KINDS"]
+           "data_holders", "MARKER_KINDS"]
 
 RUNTIME = Path(__file__).parent / "parmacs"
 CFLAGS = "-O2 -pthread -std=gnu11 -D_GNU_SOURCE -g -fno-strict-aliasing"
@@ -156,6 +157,29 @@ def _volrend(size, P):
     return [str(P), f"inputs/{_volrend_head(size)}", "4"], ""
 
 
+# Cholesky's sparse matrices shipped with Splash-3, by the number of their name (SPLASH-2's
+# base problem, tk29, is not shipped)
+CHOLESKY_INPUTS = (14, 15, 16, 17, 18)
+
+
+def _cholesky(size, P):
+    if size not in CHOLESKY_INPUTS:
+        raise ModelError("--size", f"cholesky factors a shipped matrix tk{CHOLESKY_INPUTS[0]}-tk{CHOLESKY_INPUTS[-1]}: "
+                                   f"give its number ({', '.join(map(str, CHOLESKY_INPUTS))}), got {size}")
+    return [f"-p{P}", f"inputs/tk{size}.O"], ""
+
+
+# Radiosity's scenes (its -room is SPLASH-2's base problem)
+RADIOSITY_SCENES = {1: (), 2: ("-room",), 3: ("-largeroom",)}
+
+
+def _radiosity(size, P):
+    if size not in RADIOSITY_SCENES:
+        raise ModelError("--size", f"radiosity renders scene 1 (the test scene), 2 (the room) or 3 (the large room), "
+                                   f"got {size}")
+    return ["-p", str(P), "-batch", *RADIOSITY_SCENES[size]], ""
+
+
 PROGRAMS = {p.name: p for p in (
     Program("fft", "kernels/fft", "FFT", "points", 65536, _fft),
     Program("lu", "kernels/lu/contiguous_blocks", "LU", "matrix order", 512, _lu, "not in Talbot & Kelly"),
@@ -189,6 +213,11 @@ PROGRAMS = {p.name: p for p in (
             edits=(("inputs/teapot.env", r"resolution\s+\d+\s+\d+", "resolution\t{size}\t{size}"),)),
     Program("volrend", "apps/volrend", "VOLREND", "head width (voxels)", 256, _volrend, "not in Talbot & Kelly",
             files=lambda size: (f"inputs/{_volrend_head(size)}.den",), prebuild=("libtiff",), cflags="-I./libtiff"),
+    Program("cholesky", "kernels/cholesky", "CHOLESKY", "matrix (tk number)", 15, _cholesky, "not in Talbot & Kelly",
+            files=lambda size: (f"inputs/tk{size}.O",)),
+    # its Makefile adds the include paths to CFLAGS, which the build's CFLAGS replace
+    Program("radiosity", "apps/radiosity", "RADIOSITY", "scene (1 test, 2 room, 3 large room)", 2, _radiosity,
+            "not in Talbot & Kelly", cflags="-I./glibdumb -I./glibps"),
 )}
 
 
@@ -375,15 +404,45 @@ def structure_name(source_text: str, line: int) -> str:
     return "unnamed"
 
 
+_POINTER_TABLE = re.compile(r"sizeof\s*\(\s*[A-Za-z_][\w\s]*\*+\s*\)")
+_POINTS_INTO = re.compile(r"\b([A-Za-z_]\w*)\s*\[[^\]=;]*\]\s*=\s*(?:\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\[")
+
+
+def data_holders(sources: str, names: set, tables: set) -> dict:
+    """{helper: holder} for blocks reached through a pointer table: where ``sources``
+    assigns an element of a helper block to an element of a pointer table
+    (``a[i+j*nblocks] = last_malloc[proc_num]``, LU-contig: the matrix blocks are
+    allocated as ``last_malloc`` and used as ``a``), the helper's blocks hold the
+    table's data and take its name.  ``names``: the structures' names; ``tables``: the
+    names whose allocation is of pointers (``sizeof(double *)``)."""
+    holders = {}
+    for table, helper in _POINTS_INTO.findall(sources):
+        if table in tables and helper in names and helper != table:
+            holders.setdefault(helper, table)
+    return holders
+
+
 def _structures(layout: Layout, build_dir: Path) -> list:
-    """[(name, start, end)] of every block, adjacent blocks of one name merged."""
+    """[(name, start, end)] of every block, adjacent blocks of one name merged.  A block
+    is named by the variable its ``G_MALLOC`` is assigned to, or, where that is a helper
+    whose blocks a pointer table points into (:func:`data_holders`), by the table, whose
+    own block is then ``TABLE-pointers``."""
     texts = {}
     blocks = []
+    tables = set()
     for start, size, file, line in layout.allocations:
         if file not in texts:
             found = list(build_dir.rglob(file))
             texts[file] = found[0].read_text(errors="replace") if found else ""
-        blocks.append((structure_name(texts[file], line), start, start + max(size, 1)))
+        name = structure_name(texts[file], line)
+        lines = texts[file].splitlines()
+        if 1 <= line <= len(lines) and _POINTER_TABLE.search(lines[line - 1]):
+            tables.add(name)
+        blocks.append((name, start, start + max(size, 1)))
+    names = {b[0] for b in blocks}
+    holders = data_holders("\n".join(texts.values()), names, tables)
+    renamed = {**{t: f"{t}-pointers" for t in holders.values()}, **holders}
+    blocks = [(renamed.get(n, n), a, b) for n, a, b in blocks]
     merged = []
     for name, start, end in sorted(blocks, key=lambda b: (b[0], b[1])):
         if merged and merged[-1][0] == name and start <= (merged[-1][2] + 63) // 64 * 64:
@@ -462,17 +521,21 @@ def _convert_chunk(op, addr, size, marker_lo, marker_hi, state, out_op, out_addr
     return n
 
 
-def convert_process(lackey_path, npz_path, marker: tuple, main: bool, phases: int | None = None) -> dict:
+def convert_process(lackey_path, npz_path, marker: tuple, main: bool, phases: int | None = None,
+                    finished: Callable[[], bool] | None = None, release: bool = False) -> dict:
     """Convert one process's lackey log to an ``.npz`` trace (see the module docstring);
     ``main``: the process that ran ``main()``, whose trace starts at the region of
     interest; ``phases``: end the trace at its ``phases``-th barrier (an excerpt whose
-    processes still meet at every barrier).  Returns counts of references and markers."""
+    processes still meet at every barrier).  With ``finished`` the log is still being
+    written: it is followed until ``finished()`` (and, with ``release``, freed from the
+    disk as it is read; :func:`follow_lackey`).  Returns counts of references and markers."""
     state = np.array([_BEFORE_ROI if main else _DROP, 0, 0, 0, 0, phases or 0], np.int64)
     lo, hi = np.uint64(marker[0]), np.uint64(marker[1])
     counts = dict.fromkeys(COUNTS, 0)
+    source = read_lackey(lackey_path) if finished is None else follow_lackey(lackey_path, finished, release)
 
     def chunks():
-        for c in read_lackey(lackey_path):
+        for c in source:
             out_op = np.empty(len(c), np.uint8)
             out_addr = np.empty(len(c), np.uint64)
             out_size = np.empty(len(c), np.uint16)
@@ -491,12 +554,60 @@ def convert_process(lackey_path, npz_path, marker: tuple, main: bool, phases: in
     return counts
 
 
+class _Followers:
+    """One thread per process log of a running recording, each converting its log to
+    ``NAME-pid-PID.npz`` as it grows (:func:`convert_process` with ``finished``), so that
+    the lackey text never has to be on the disk whole."""
+
+    def __init__(self, raw: Path, out: Path, name: str, phases, finished, release: bool):
+        self.raw, self.out, self.name, self.phases = raw, out, name, phases
+        self.finished, self.release = finished, release
+        self.threads, self.counts, self.errors = {}, {}, []
+        self.peak_disk = 0
+
+    def poll(self) -> None:
+        """Start a follower for every new log once the layout names the marker page and
+        the main process; note the logs' disk use."""
+        layout = self.raw / "layout"
+        text = layout.read_text() if layout.is_file() else ""
+        if "marker" not in text or "process 0 " not in text:
+            return
+        ranges = {w[0]: w[1:] for w in (line.split() for line in text.splitlines()) if w}
+        marker = (int(ranges["marker"][0], 16), int(ranges["marker"][1], 16))
+        main_pid = int(next(line.split()[2] for line in text.splitlines() if line.startswith("process 0 ")))
+        for log in self.raw.glob("lackey.*"):
+            pid = int(log.suffix[1:])
+            if pid not in self.threads:
+                thread = threading.Thread(target=self._convert, args=(log, pid, marker, pid == main_pid), daemon=True)
+                self.threads[pid] = thread
+                thread.start()
+        self.peak_disk = max(self.peak_disk, sum(f.stat().st_blocks * 512 for f in self.raw.glob("lackey.*")))
+
+    def _convert(self, log, pid, marker, main) -> None:
+        try:
+            self.counts[pid] = convert_process(log, self.out / f"{self.name}-pid-{pid}.npz", marker, main,
+                                               self.phases, self.finished, self.release)
+        except Exception as exc:       # noqa: BLE001  re-raised by join() in the recording's thread
+            self.errors.append(exc)
+
+    def join(self) -> dict:
+        """Wait for every follower; {pid: counts}, or the first follower's error."""
+        self.poll()
+        for thread in self.threads.values():
+            thread.join()
+        if self.errors:
+            raise self.errors[0]
+        return self.counts
+
+
 def record(name, binary, out, processes: int, size: int | None = None, keep_logs: bool = False,
            arena_mb: int = 4096, phases: int | None = None) -> dict:
     """Run ``binary`` (from :func:`build`) as ``processes`` processes under lackey in
-    ``out``, then :func:`convert` the logs (the first ``phases`` barrier phases if
-    given); returns the recording's facts (seconds of tracing and of converting, bytes
-    of lackey text, references)."""
+    ``out``, converting each process's log while the program runs (the first ``phases``
+    barrier phases if given; the text is freed as it is read unless ``keep_logs``), and
+    write the manifest; returns the recording's facts (seconds of tracing and of the
+    conversion left after it, bytes of lackey text, the most of it on the disk at once,
+    references)."""
     program = _program(name)
     name = program.name
     valgrind = _tool("valgrind")
@@ -513,24 +624,43 @@ def record(name, binary, out, processes: int, size: int | None = None, keep_logs
         shutil.copy(source_dir / extra, raw / extra)
     layout_path = raw / "layout"
     env = dict(os.environ, PARMACS_LAYOUT=str(layout_path), PARMACS_ARENA_MB=str(arena_mb))
+    said_path = out / f"{name}.out"
     t0 = time.perf_counter()
-    done = subprocess.run([valgrind, "--tool=lackey", "--trace-mem=yes", f"--log-file={raw}/lackey.%p",
-                           str(binary), *args], input=stdin, capture_output=True, text=True, cwd=raw, env=env,
-                          start_new_session=True)      # a failing worker kills its process group, not us
+    with open(said_path, "w") as said, tempfile.TemporaryFile("w+") as given:
+        given.write(stdin)
+        given.seek(0)
+        run = subprocess.Popen([valgrind, "--tool=lackey", "--trace-mem=yes", f"--log-file={raw}/lackey.%p",
+                                str(binary), *args], stdin=given, stdout=said, stderr=subprocess.STDOUT, cwd=raw,
+                               env=env, start_new_session=True)    # a failing worker kills its group, not us
+        followers = _Followers(raw, out, name, phases, lambda: run.poll() is not None, not keep_logs)
+        while run.poll() is None:
+            followers.poll()
+            time.sleep(0.5)
     traced = time.perf_counter() - t0
-    (out / f"{name}.out").write_text(done.stdout + done.stderr)
-    if done.returncode:
-        said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()
-                and not line.startswith("==")]
-        raise ModelError("program", f"{name} failed under valgrind (exit {done.returncode}): "
-                                    f"{'; '.join(said[-2:]) or 'no message'} (size {size}, {processes} processes)")
+    if run.returncode:
+        for thread in followers.threads.values():
+            thread.join()
+        for part in out.glob(f"{name}-pid-*.npz"):
+            part.unlink()
+        text = said_path.read_text(errors="replace")
+        lines = [line for line in text.splitlines() if line.strip() and not line.startswith("==")]
+        raise ModelError("program", f"{name} failed under valgrind (exit {run.returncode}): "
+                                    f"{'; '.join(lines[-2:]) or 'no message'} (size {size}, {processes} processes)")
+    counts = followers.join()
     layout = read_layout(layout_path)
     raw_bytes = sum(f.stat().st_size for f in raw.glob("lackey.*"))
     facts = {"program": name, "size": size, "size_unit": program.size_unit, "processes": processes,
-             "trace_seconds": round(traced, 1), "lackey_bytes": raw_bytes}
+             "trace_seconds": round(traced, 1), "lackey_bytes": raw_bytes, "lackey_disk_peak_bytes": followers.peak_disk}
     if phases:
         facts["phases"] = phases
-    facts.update(convert(name, layout, raw, out, source_dir, facts, phases))
+    t1 = time.perf_counter()
+    per_process = {}
+    for number, pid in layout.pids.items():
+        if pid not in counts:
+            raise ModelError("program", f"no lackey log for process {number} (pid {pid})")
+        (out / f"{name}-pid-{pid}.npz").replace(out / f"{name}-p{number}.npz")
+        per_process[number] = counts[pid]
+    facts.update(_finish(name, layout, out, source_dir, facts, per_process, time.perf_counter() - t1))
     if not keep_logs:
         shutil.rmtree(raw)
     return facts
@@ -539,23 +669,28 @@ def record(name, binary, out, processes: int, size: int | None = None, keep_logs
 def convert(name: str, layout: Layout, raw: Path, out: Path, build_dir: Path, facts: dict,
             phases: int | None = None) -> dict:
     """Write ``out/NAME.toml`` and one ``NAME-pK.npz`` per process from the lackey logs in
-    ``raw`` (``lackey.PID``); returns the conversion's facts."""
+    ``raw`` (``lackey.PID``, kept by ``record(keep_logs=True)``); returns the conversion's facts."""
     t0 = time.perf_counter()
-    totals = dict.fromkeys(COUNTS, 0)
-    per_process = []
+    per_process = {}
     for pid_number, pid in layout.pids.items():
         log = raw / f"lackey.{pid}"
         if not log.is_file():
             raise ModelError("program", f"no lackey log for process {pid_number} (pid {pid})")
-        counts = convert_process(log, out / f"{name}-p{pid_number}.npz", layout.marker, pid_number == 0, phases)
-        per_process.append(counts)
-        for k in totals:
-            totals[k] += counts[k]
-    barriers = {c["barriers"] for c in per_process}
+        per_process[pid_number] = convert_process(log, out / f"{name}-p{pid_number}.npz", layout.marker,
+                                                  pid_number == 0, phases)
+    return _finish(name, layout, out, build_dir, facts, per_process, time.perf_counter() - t0)
+
+
+def _finish(name: str, layout: Layout, out: Path, build_dir: Path, facts: dict, per_process: dict,
+            seconds: float) -> dict:
+    """Check the processes' barriers agree, name the structures and write the manifest;
+    returns the counts and ``convert_seconds``."""
+    totals = {k: sum(c[k] for c in per_process.values()) for k in COUNTS}
+    barriers = {c["barriers"] for c in per_process.values()}
     if len(barriers) > 1:
         raise ModelError("program", f"processes reach different numbers of barriers: {sorted(barriers)}")
     structures = _structures(layout, build_dir)
-    facts = {**facts, **totals, "convert_seconds": round(time.perf_counter() - t0, 1)}
+    facts = {**facts, **totals, "convert_seconds": round(seconds, 1)}
     _write_manifest(out / f"{name}.toml", name, layout, structures, facts)
     return {k: facts[k] for k in (*totals, "convert_seconds")}
 

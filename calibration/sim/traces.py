@@ -26,6 +26,8 @@ npz
 """
 from __future__ import annotations
 
+import os
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from mva.jit import jit
 
 from mva.errors import ModelError
 
-__all__ = ["Chunk", "TraceError", "read_trace", "limited", "skipped", "read_lackey", "read_din", "read_npz", "npz_length", "write_npz",
+__all__ = ["Chunk", "TraceError", "read_trace", "limited", "skipped", "read_lackey", "follow_lackey", "read_din", "read_npz", "npz_length", "write_npz",
            "detect_format", "FORMATS", "IFETCH", "LOAD", "STORE", "ACQUIRE", "RELEASE", "BARRIER"]
 
 IFETCH, LOAD, STORE = 0, 1, 2
@@ -202,16 +204,23 @@ def _parse(buf, lackey, op, addr, size):
     return n, pos, bad
 
 
-def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> Iterator[Chunk]:
+def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int,
+               finished=None, release: bool = False) -> Iterator[Chunk]:
     op = np.empty(chunk_references + 2, dtype=np.uint8)
     addr = np.empty(chunk_references + 2, dtype=np.uint64)
     size = np.empty(chunk_references + 2, dtype=np.uint16)
     carry = b""
     line_errors = 0
     done = 0
+    offset = 0                   # file bytes read
+    freed = 0                    # file bytes given back to the file system
     with open(path, "rb") as fh:
         while True:
             data = fh.read(_READ_BYTES)
+            if not data and finished is not None and not finished():
+                time.sleep(_FOLLOW_SECONDS)          # the writer is still running: wait for more
+                continue
+            offset += len(data)
             eof = not data
             text = carry + data
             if eof and text and not text.endswith(b"\n"):
@@ -230,6 +239,12 @@ def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> It
                     break
                 pos += used
             carry = text[pos:]
+            if release:
+                parsed = (offset - len(carry)) // _HOLE_ALIGN * _HOLE_ALIGN
+                if parsed > freed and _punch_hole(path, freed, parsed - freed):
+                    freed = parsed
+                elif parsed > freed:
+                    release = False          # the file system cannot punch holes: keep the text
             if eof:
                 break
     if line_errors:
@@ -238,9 +253,44 @@ def _read_text(path: Path, fmt: str, chunk_references: int, din_size: int) -> It
         warnings.warn(f"{path}: skipped {line_errors} malformed {fmt} line(s)", stacklevel=2)
 
 
+_FOLLOW_SECONDS = 0.2
+_HOLE_ALIGN = 1 << 20
+
+
+def _punch_hole(path: Path, offset: int, length: int) -> bool:
+    """Free ``length`` bytes of the file ``path`` from ``offset`` (Linux
+    ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)``: the file keeps its size and
+    reads zeros there); False where the system or file system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fallocate = libc.fallocate
+    except (OSError, AttributeError):
+        return False
+    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    try:
+        fd = os.open(path, os.O_WRONLY)        # punching needs a descriptor open for writing
+    except OSError:
+        return False
+    try:
+        return fallocate(fd, 3, offset, length) == 0
+    finally:
+        os.close(fd)
+
+
 def read_lackey(path, chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
     """Stream a valgrind lackey ``--trace-mem=yes`` log as chunks (M = load + store)."""
     return _read_text(Path(path), "lackey", chunk_references, 0)
+
+
+def follow_lackey(path, finished, release: bool = True,
+                  chunk_references: int = CHUNK_REFERENCES) -> Iterator[Chunk]:
+    """Stream a lackey log that another process is still writing: at the end of the text
+    wait until ``finished()`` is true, then read what is left.  With ``release`` the text
+    already parsed is freed from the disk as the reading goes (a hole punched in the
+    file), so a recording needs the disk of the lag, not of the whole log."""
+    return _read_text(Path(path), "lackey", chunk_references, 0, finished, release)
 
 
 def read_din(path, chunk_references: int = CHUNK_REFERENCES, din_size: int = 4) -> Iterator[Chunk]:
@@ -369,8 +419,9 @@ def _npz_chunks(path, members, n, chunk_references):
 
 def write_npz(path, chunks, compress: bool = True) -> int:
     """Write chunks (an iterable of :class:`Chunk`) as an ``.npz`` trace; returns the
-    number of references.  Written in one pass through temporary ``.npy`` files, so
-    memory stays bounded."""
+    number of references.  Written in one pass: each array is spooled to a temporary
+    file, deflated at level 1 when ``compress`` (so the spool takes about the disk of the
+    result, not 12 bytes a reference), then copied into the zip; memory stays bounded."""
     import tempfile
 
     path = Path(path)
@@ -378,12 +429,17 @@ def write_npz(path, chunks, compress: bool = True) -> int:
     dtypes = (np.uint8, np.uint64, np.uint16, np.bool_)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         raw = {n: open(Path(tmp) / f"{n}.bin", "wb") for n in names}
+        packers = {n: zlib.compressobj(1) if compress else None for n in names}
         total = 0
         try:
             for c in chunks:
                 for n, dt in zip(names, dtypes, strict=False):
-                    raw[n].write(np.ascontiguousarray(getattr(c, n), dtype=dt).tobytes())
+                    data = np.ascontiguousarray(getattr(c, n), dtype=dt).tobytes()
+                    raw[n].write(packers[n].compress(data) if compress else data)
                 total += len(c)
+            for n in names:
+                if compress:
+                    raw[n].write(packers[n].flush())
         finally:
             for fh in raw.values():
                 fh.close()
@@ -395,12 +451,28 @@ def write_npz(path, chunks, compress: bool = True) -> int:
                               "shape": (total,)}
                     np.lib.format.write_array_header_1_0(out, header)
                     with open(Path(tmp) / f"{n}.bin", "rb") as fh:
-                        while True:
-                            block = fh.read(_READ_BYTES)
-                            if not block:
-                                break
-                            out.write(block)
+                        _copy_spool(fh, out, compress)
     return total
+
+
+def _copy_spool(fh, out, deflated: bool) -> None:
+    """Copy a spool file to ``out``, inflating it if ``deflated``, in blocks of bounded
+    size (a run of zeros deflates a thousandfold)."""
+    unpack = zlib.decompressobj() if deflated else None
+    pending = b""
+    while True:
+        if not pending:
+            pending = fh.read(_READ_BYTES)
+            if not pending:
+                break
+        if not deflated:
+            out.write(pending)
+            pending = b""
+            continue
+        out.write(unpack.decompress(pending, _READ_BYTES))
+        pending = unpack.unconsumed_tail
+    if deflated:
+        out.write(unpack.flush())
 
 
 def detect_format(path) -> str:

@@ -57,7 +57,7 @@ def study_parser(prog: str, doc: str, nodes: int, kernels) -> argparse.ArgumentP
 
 def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
               files=("csv", "findings", "results"), check: Callable | None = None, option: str = "--kernels") -> int:
-    """Parse ``argv``, check the kernels against ``kernels``, the output ``files`` (option
+    """Parse ``argv``, check the kernels against ``kernels`` (or ``kernels(args)``), the output ``files`` (option
     names; ``plot`` also for matplotlib and the format) against existing files and
     ``check(args)`` (the study's own options), all before any work, then ``body(args,
     kernels)``; 0, or 2 with one line naming the option (``option``: the one that
@@ -75,6 +75,8 @@ def run_study(parser: argparse.ArgumentParser, argv, kernels, body: Callable,
             shown.append(a)
     args.argv_shown = shown
     try:
+        if callable(kernels):           # the choices depend on the arguments (e.g. the recordings in --traces)
+            kernels = kernels(args)
         chosen = [k.strip() for k in args.kernels.split(",") if k.strip()] if kernels else []
         bad = [k for k in chosen if k not in kernels]
         if kernels and (bad or not chosen):
@@ -114,19 +116,22 @@ def check_synthetic_workload(args) -> None:
 
 
 def report_findings(rows, args, title: str, page_title: str = "", appendix=()) -> None:
-    """Print the findings table (FINDINGS.md format), and write ``--findings`` (JSON) and
-    ``--results`` (Markdown, titled ``page_title``, ``appendix`` after it) if given."""
-    print(format_findings(rows, title))
+    """Print the findings tables (``docs/findings.md``; a ``--small`` run's count line
+    says it is test-sized), and write ``--findings`` (JSON) and ``--results`` (Markdown,
+    titled ``page_title``, ``appendix`` after it) if given."""
+    print(format_findings(rows, title, getattr(args, "small", False)))
     write_outputs(rows, args, page_title or title, appendix)
 
 
-def write_outputs(rows, args, page_title: str, appendix=()) -> None:
+def write_outputs(rows, args, page_title: str, appendix=(), test_sized: bool | None = None) -> None:
     """``--findings`` and ``--results`` files of ``rows``, where asked for; ``appendix``:
-    (heading, preformatted text) sections the results page ends with."""
+    (heading, preformatted text) sections the results page ends with; ``test_sized``
+    (default: ``--small`` was given) marks the page's count line."""
+    test_sized = getattr(args, "small", False) if test_sized is None else test_sized
     if getattr(args, "findings", None):
         write_findings(rows, args.findings)
         print(f"wrote {args.findings}")
     if getattr(args, "results", None):
         command = " ".join(["python -m", args.prog_module, *args.argv_shown])
-        write_text(args.results, markdown(rows, page_title, command, appendix), "--results")
+        write_text(args.results, markdown(rows, page_title, command, appendix, test_sized), "--results")
         print(f"wrote {args.results}")

@@ -17,7 +17,7 @@ out=${2:?usage: record-splash-svm.sh SPLASH3 OUTDIR}
 mkdir -p "$out"
 record() {   # record PROGRAM SIZE: OUTDIR/PROGRAM/PROGRAM.toml, as the study reads them
     mva trace splash "$1" --source "$src" -o "$out/$1" --processes 16 --size "$2" --force
-    rm -rf "$out/$1/build" "$out/$1"/*.out
+    rm -f "$out/$1"/*.out
 }
 record fft 65536
 record lu 256

@@ -4,10 +4,9 @@
 # Usage: sh data/traces/record-splash.sh SPLASH3 OUTDIR [PROCESSES]        (the full study)
 #        sh data/traces/record-splash.sh SPLASH3 OUTDIR --excerpts         (data/traces/splash)
 # SPLASH3 is a Splash-3 tree (its codes/ directory is used; nothing in it is written to).
-# Needs gcc, make, m4 and valgrind.  Sizes: Talbot & Kelly's Table 1.3 where recording and
-# simulating each take under about 30 minutes on a 2-core machine; Barnes and FMM, whose
-# lackey text at the paper's sizes is 40-50 GB, at 1/8 and 1/4 of theirs (see
-# data/traces/README.md for the times and sizes measured).
+# Needs gcc, make, m4 and valgrind.  Sizes: Talbot & Kelly's Table 1.3 for every program
+# (the recorder converts each log as it is written, so the disk holds the .npz files,
+# not the lackey text; see data/traces/README.md for the times and sizes measured).
 set -e
 src=${1:?usage: record-splash.sh SPLASH3 OUTDIR [PROCESSES | --excerpts]}
 out=${2:?usage: record-splash.sh SPLASH3 OUTDIR [PROCESSES | --excerpts]}
@@ -33,7 +32,7 @@ else
     record ocean-contig 258
     record ocean-noncontig 258
     record water-nsq 512
-    record barnes 2048
-    record fmm 2048
+    record barnes 16384
+    record fmm 8192
 fi
-rm -rf "$out/build" "$out"/*.out
+rm -f "$out"/*.out

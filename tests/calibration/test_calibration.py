@@ -318,7 +318,7 @@ def test_tpcc_calibration_on_table_10(capsys):
     assert main(["--events", "0"]) == 0
     out = capsys.readouterr().out
     assert "held out" in out and "cpu.speed_by_cpus[0]" in out and "] rotation-c2: " in out
-    assert " of 29 (2 in-sample, not counted)\n" in out and "what-if rows within +-50% of the paper's effect: " in out
+    assert " of 8 (2 in-sample, not counted)\n" in out and "what-if rows within +-50% of the paper's effect: " in out
     assert "[in-sample] cpus-1-to-2" in out and "model-accuracy" in out
 
 

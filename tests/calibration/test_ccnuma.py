@@ -255,7 +255,7 @@ def test_study_small_run(capsys):
     assert "16 nodes; programs: ge 64 matrix order, fft 4,096 points, ocean-contig 34 grid side" in out
     assert "Relative execution time" in out and "] ge-proxies-gain: With basic proxies" in out
     assert "Table 1.4), the paper's" in out and "301.6" in out
-    assert "findings: " in out and " of 15" in out and "ranking of the options agrees" in out
+    assert "test-sized run (--small), not the paper's problem sizes: findings: " in out and " of 10" in out and "ranking of the options agrees" in out
 
 
 def test_study_rows_are_the_same_whichever_executor_runs_them():
@@ -387,3 +387,29 @@ def test_model_on_groups_of_phases_follows_the_bursts_of_fft():
     sim = r.remote_read_response_cycles
     assert abs(grouped / sim - 1) < 0.05
     assert summed / sim - 1 < -0.15
+
+
+def test_a_program_the_paper_does_not_mark_gets_its_largest_structures(tmp_path):
+    from types import SimpleNamespace
+
+    from calibration.sim.workload import Structure
+    from calibration.studies.ccnuma import MARKED, marked, recorded
+
+    wl = SimpleNamespace(structures=(Structure("big", 0, 600), Structure("mid", 600, 900),
+                                     Structure("small", 900, 1000), Structure("big", 1000, 1100)))
+    assert marked("ocean-contig", wl) == MARKED["ocean-contig"]          # the paper's own marking first
+    assert marked("cholesky", wl) == "big"                               # 700 of 1100 bytes: at least half
+    wl = SimpleNamespace(structures=(Structure("a", 0, 400), Structure("b", 400, 800), Structure("c", 800, 1000)))
+    assert marked("cholesky", wl) == "a,b"                               # 400 is not half of 1000; 800 is
+    assert marked("cholesky", SimpleNamespace(structures=())) is None    # nothing named: all shared data
+    (tmp_path / "cholesky.toml").write_text("")
+    (tmp_path / "radix").mkdir()
+    (tmp_path / "radix" / "radix.toml").write_text("")
+    assert recorded(tmp_path) == ("cholesky", "radix")
+
+
+def test_programs_outside_the_paper_are_refused_unless_recorded(capsys):
+    from calibration.studies.ccnuma import main
+
+    assert main(["--programs", "cholesky", "--small"]) == 2
+    assert "--programs" in capsys.readouterr().err

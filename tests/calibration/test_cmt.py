@@ -154,7 +154,7 @@ def test_study_runs_small(capsys):
     assert study_main(["--small", "--groups", "2", "--slice", "50000"]) == 0
     out = capsys.readouterr().out
     assert "round-robin" in out and "perf" in out and "fair" in out
-    assert "] balance-set-ipc: " in out and "findings: " in out and "of 9" in out
+    assert "] balance-set-ipc: " in out and "findings: " in out and "of 7" in out and "test-sized run (--small)" in out
     # the steady-state runs: every one as long as the profiles ask
     assert "steady state: 8 of 8 runs" in out
     # held-out and tuning columns side by side, for every variant
@@ -176,6 +176,7 @@ def test_study_writes_its_findings_and_refuses_to_overwrite(tmp_path, capsys):
     rows = json.loads(path.read_text())
     assert [r["id"] for r in rows][:3] == ["reuse-model-accuracy", "working-set-model", "balance-set-ipc"]
     # every finding measured; at this size round-robin may never reach FAIR's miss rate, said with the L2 it ran
-    assert len(rows) == 9 and all(r["value"] is not None for r in rows if r["id"] != "l2-equivalence")
+    assert len(rows) == 10 and all(r["value"] is not None for r in rows if r["id"] not in ("l2-equivalence",
+                                                                                           "l2-greatest"))
     assert all("KiB" in r["note"] for r in rows if r["value"] is None)
     assert all(r["verdict"] == "no" for r in rows if r["value"] is None)

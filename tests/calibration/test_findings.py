@@ -1,10 +1,12 @@
-"""The one findings format of every study (shared/design FINDINGS.md): verdicts computed
-from a value and a band written before the run, never from a sign alone."""
+"""The one findings format of every study (docs/findings.md): verdicts computed from a
+value and a band written before the run, never from a sign alone; only the paper's
+headlines are counted."""
 import json
 
 import pytest
 
-from calibration.studies.findings import Claim, count_line, format_findings, judge, write_findings
+from calibration.studies.findings import (CHECK, TEST_SIZED, Claim, NotAttempted, checks_line, count_line,
+                                          format_findings, judge, markdown, write_findings)
 
 CLAIM = Claim("x-faster", "A & B 1999", "Fig. 1", "X is 20% faster", "1 - time(x) / time(y)", 0.2, (0.1, 0.3),
               "+-50% of the effect")
@@ -31,6 +33,24 @@ def test_a_falling_claim_and_an_unmeasured_one():
     assert format_findings(rows).splitlines()[-1] == count_line(rows)
 
 
+def test_checks_and_rows_not_attempted_are_kept_apart_from_the_count():
+    check = Claim("w-check", "A & B 1999", "§2", "W is definitional", "w", 1.0, (1.0, 1.0), "by definition",
+                  neutral=0.5, kind=CHECK)
+    later = Claim("v-later", "A & B 1999", "§5", "V needs a version we lack", "v", 0.2, (0.1, 0.3), "+-50%")
+    rows = judge([CLAIM, check, later], {"x-faster": 0.2, "w-check": 1.0, "v-later": NotAttempted("no version V")})
+    assert [r.verdict for r in rows] == ["yes", "yes", "not attempted"]
+    assert rows[2].note == "no version V" and rows[2].value is None
+    assert count_line(rows) == "findings: 1 yes, 0 partly, 0 no, 1 not attempted of 2"     # the check is not in it
+    assert checks_line(rows) == "checks: 1 yes, 0 partly, 0 no of 1 (supporting, not counted)"
+    text = format_findings(rows, test_sized=True)
+    assert TEST_SIZED + count_line(rows) in text.splitlines()
+    assert text.index("[yes] x-faster") < text.index("Checks") < text.index("[yes] w-check")
+    page = markdown(rows, "T", "cmd")
+    assert page.index("| x-faster |") < page.index("## Checks") < page.index("| w-check |")
+    with pytest.raises(ValueError, match="kind"):
+        Claim("bad", "p", "s", "st", "m", 0.2, (0.1, 0.3), "why", kind="aside")
+
+
 def test_a_band_must_lie_on_the_paper_side():
     with pytest.raises(ValueError, match="other side"):
         Claim("bad", "p", "s", "st", "m", 0.2, (-0.3, -0.1), "why")
@@ -44,7 +64,7 @@ def test_rows_are_written_as_json(tmp_path):
     [row] = json.loads(path.read_text())
     assert row["id"] == "x-faster" and row["verdict"] == "yes" and row["band"] == [0.1, 0.3]
     assert set(row) == {"id", "paper", "source", "statement", "metric", "paper_value", "band", "why_band", "value",
-                        "verdict", "note"}
+                        "verdict", "note", "kind"}
 
 
 def test_every_study_states_its_claims_before_it_runs():
@@ -53,3 +73,24 @@ def test_every_study_states_its_claims_before_it_runs():
     ids = [c.id for c in ccnuma.CLAIMS]
     assert len(ids) == len(set(ids)) >= 8
     assert all(c.paper_value is None or c.band[0] <= c.paper_value <= c.band[1] for c in ccnuma.CLAIMS)
+
+
+STUDIES = ("ccnuma", "svm", "cmt", "tpcc", "tpcw")
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_no_counted_row_is_definitional_or_unbounded(study):
+    import importlib
+
+    claims = importlib.import_module(f"calibration.studies.{study}").CLAIMS
+    counted = [c for c in claims if c.kind == "headline" and not c.in_sample]
+    assert counted and len({c.id for c in claims}) == len(claims)
+    for c in counted:
+        lo, hi = c.band
+        # a band ends on both sides near the paper's quantity: none reaches 100 times it
+        scale = max(abs(c.paper_value or 0), abs(c.neutral), 1.0)
+        assert hi - lo <= 20 * scale, (c.id, c.band)
+        assert c.paper_value is None or lo <= c.paper_value <= hi, c.id
+    # rows true by construction are checks, never counted
+    definitional = {"ccnuma": {"t14-finite-less-queueing"}, "tpcw": {"pscr-no-invalidation"}}.get(study, set())
+    assert definitional <= {c.id for c in claims if c.kind == "check"}

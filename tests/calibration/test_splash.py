@@ -192,3 +192,79 @@ def test_the_svm_programs_check_their_sizes_and_inputs_before_any_work(tmp_path,
     check_inputs("raytrace", tmp_path)
     code, _, err = run_cli("trace", "splash", "volrend", "--source", str(tmp_path), "-o", str(tmp_path / "o"))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "apps/volrend" in err
+
+
+@needs_tools
+def test_the_logs_converted_while_the_program_runs_are_the_logs_converted_after(tmp_path):
+    from calibration.sim.splash import convert_process, read_layout
+
+    binary = build(PROBE, HERE / "parmacs_probe", tmp_path)
+    facts = record(PROBE, binary, tmp_path, processes=4, keep_logs=True)
+    raw = tmp_path / "lackey"
+    layout = read_layout(raw / "layout")
+    assert facts["lackey_disk_peak_bytes"] <= facts["lackey_bytes"] + 4096 * len(layout.pids)   # whole blocks
+    for number, pid in layout.pids.items():
+        again = tmp_path / f"again-{number}.npz"
+        convert_process(raw / f"lackey.{pid}", again, layout.marker, number == 0)
+        streamed = np.load(tmp_path / f"probe-p{number}.npz")
+        after = np.load(again)
+        assert len(after["op"]) > 0
+        assert all(np.array_equal(streamed[k], after[k]) for k in ("op", "addr", "size"))
+
+
+def test_a_growing_log_is_followed_and_given_back_to_the_disk(tmp_path):
+    import threading
+    import time
+
+    from calibration.sim.traces import follow_lackey
+
+    log = tmp_path / "lackey.1"
+    lines = [f" L {0x1000 + 8 * i:08x},8\n" if i % 3 else f"I  {0x400000 + i:08x},4\n" for i in range(400_000)]
+    text = "".join(lines).encode()
+    done = threading.Event()
+    log.write_bytes(b"")
+
+    def writer():
+        with open(log, "ab") as fh:
+            for k in range(0, len(text), 1 << 20):
+                fh.write(text[k:k + (1 << 20)])
+                fh.flush()
+                time.sleep(0.02)
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    chunks = list(follow_lackey(log, done.is_set))
+    thread.join()
+    addr = np.concatenate([c.addr for c in chunks])
+    expect = np.array([0x1000 + 8 * i if i % 3 else 0x400000 + i for i in range(400_000)], np.uint64)
+    assert np.array_equal(addr, expect)                    # every line once, none split at a read's end
+    assert log.stat().st_size == len(text)                 # the file keeps its length ...
+    if log.stat().st_blocks * 512 < len(text) // 2:        # ... and, where holes can be punched, not its blocks
+        assert log.stat().st_blocks * 512 <= (1 << 20) + 65536
+
+
+def test_blocks_reached_through_a_pointer_table_take_the_tables_name():
+    from calibration.sim.splash import data_holders
+
+    lu = ("last_malloc = (double **) pf_malloc(P*sizeof(double *));\n"
+          "last_malloc[i] = (double *) pf_malloc(proc_bytes[i] + PAGE_SIZE);\n"
+          "a = (double **) pf_malloc(nblocks*nblocks*sizeof(double *));\n"
+          "      a[i+j*nblocks] = last_malloc[proc_num];\n")
+    assert data_holders(lu, {"last_malloc", "a", "rhs"}, {"last_malloc", "a"}) == {"last_malloc": "a"}
+    # a copy between two arrays of values is not a pointer table's
+    assert data_holders("x[i] = y[i];\n", {"x", "y"}, set()) == {}
+
+
+def test_every_program_is_in_the_help_and_checks_its_size(run_cli):
+    code, out, _ = run_cli("trace", "splash", "--help")
+    assert code == 0
+    import re
+
+    listed = re.sub(r"-\s+", "-", " ".join(out.split()))      # help wraps lines after hyphens too
+    assert all(name in listed for name in PROGRAMS)
+    for name, size, words in (("cholesky", 29, "tk14-tk18"), ("radiosity", 4, "large room")):
+        with pytest.raises(ModelError) as err:
+            PROGRAMS[name].command(size, 4)
+        assert err.value.field == "--size" and words in err.value.problem
+    assert PROGRAMS["cholesky"].command(15, 4)[0][-1] == "inputs/tk15.O"

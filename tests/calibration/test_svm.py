@@ -441,7 +441,8 @@ def test_study_small_run(capsys):
     assert "BO->BB" in out and "MVA against a discrete-event simulation" in out
     assert "Figure 3: speedups on the SVM machine" in out and "Table 5: HLRC" in out and "Figure 5: gain" in out
     assert "The layered model against the machine" in out and "; at AO and BB " in out and " of 16\n" in out
-    assert "] hlrc-synergy: " in out and "findings: " in out and f" of {len(svm_study.CLAIMS)}\n" in out
+    assert "] hlrc-synergy: " in out and "findings: " in out and f" of {sum(c.kind == 'headline' for c in svm_study.CLAIMS)}\n" in out
+    assert "test-sized run (--small)" in out
     assert "barnes not in this run" in out          # a finding it cannot measure stays, with the reason
 
 
@@ -1883,3 +1884,19 @@ def test_inside_a_section_the_nested_messages_do_not_wait_for_that_locks_own_fet
     waits = svm_model._arrival_waits(app, rest, execution, transfer)[0]
     assert waits[0] > 0 and np.allclose(waits[1:], 0.0)
     assert np.allclose(svm_model._nested_waits(alone, P)[:, 0], [0.0, waits[0] / 3, waits[0] / 3, waits[0] / 3])
+
+
+def test_stored_rows_give_the_findings_of_the_run_that_wrote_them(tmp_path, capsys):
+    import json
+
+    from calibration.studies import svm as svm_study
+
+    rows, first, again = tmp_path / "rows.csv", tmp_path / "a.json", tmp_path / "b.json"
+    assert svm_study.main(["--small", "--nodes", "4", "--kernels", "fft", "--events", "20000", "--processes", "1",
+                           "--csv", str(rows), "--findings", str(first)]) == 0
+    assert svm_study.main(["--rows", str(rows), "--nodes", "4", "--findings", str(again)]) == 0
+    out = capsys.readouterr().out
+    assert "Figure 3: speedups on the SVM machine" in out and "from the rows" in out
+    assert json.loads(again.read_text()) == json.loads(first.read_text())
+    assert svm_study.main(["--rows", str(tmp_path / "none.csv")]) == 2
+    assert "--rows" in capsys.readouterr().err
