@@ -635,7 +635,8 @@ def _machine_sections(machine: pd.DataFrame, sweeps: pd.DataFrame, threshold: fl
         index=["kernel", "coherence"], columns="case", values="speedup", sort=False)
     cols = [c for c in ("WO", "WB", "AO", "AH", "AB", "HO", "HH", "HB", "BO", "BH", "BB", "B+B") if c in wide]
     figure3 = wide[cols].assign(PRAM=machine.groupby(["kernel", "coherence"], sort=False).pram_speedup.first())
-    sections = [("Figure 3: speedups on the SVM machine", figure3.round(2).to_string()),
+    # SC runs no protocol-cost variants (the paper's §4.3): those cells are "-", not NaN
+    sections = [("Figure 3: speedups on the SVM machine", figure3.round(2).to_string(na_rep="-")),
                 ("Figure 4: mean time per node, % of the execution time", breakdown_table(machine).round(1).to_string(
                     index=False)),
                 ("Table 4: HLRC at AO, protocol activity (% of the processors' time) and its split (%)",
