@@ -427,15 +427,16 @@ def _structures(layout: Layout, build_dir: Path) -> list:
     is named by the variable its ``G_MALLOC`` is assigned to, or, where that is a helper
     whose blocks a pointer table points into (:func:`data_holders`), by the table, whose
     own block is then ``TABLE-pointers``."""
-    texts = {}
+    texts, lines_of = {}, {}
     blocks = []
     tables = set()
     for start, size, file, line in layout.allocations:
         if file not in texts:
             found = list(build_dir.rglob(file))
             texts[file] = found[0].read_text(errors="replace") if found else ""
+            lines_of[file] = texts[file].splitlines()
         name = structure_name(texts[file], line)
-        lines = texts[file].splitlines()
+        lines = lines_of[file]
         if 1 <= line <= len(lines) and _POINTER_TABLE.search(lines[line - 1]):
             tables.add(name)
         blocks.append((name, start, start + max(size, 1)))
@@ -568,17 +569,15 @@ class _Followers:
     def poll(self) -> None:
         """Start a follower for every new log once the layout names the marker page and
         the main process; note the logs' disk use."""
-        layout = self.raw / "layout"
-        text = layout.read_text() if layout.is_file() else ""
-        if "marker" not in text or "process 0 " not in text:
-            return
-        ranges = {w[0]: w[1:] for w in (line.split() for line in text.splitlines()) if w}
-        marker = (int(ranges["marker"][0], 16), int(ranges["marker"][1], 16))
-        main_pid = int(next(line.split()[2] for line in text.splitlines() if line.startswith("process 0 ")))
+        try:
+            layout = read_layout(self.raw / "layout")
+        except (ModelError, OSError):
+            return                   # MAIN_INITENV has not written the marker page and process 0 yet
         for log in self.raw.glob("lackey.*"):
             pid = int(log.suffix[1:])
             if pid not in self.threads:
-                thread = threading.Thread(target=self._convert, args=(log, pid, marker, pid == main_pid), daemon=True)
+                thread = threading.Thread(target=self._convert, args=(log, pid, layout.marker, pid == layout.pids[0]),
+                                          daemon=True)
                 self.threads[pid] = thread
                 thread.start()
         self.peak_disk = max(self.peak_disk, sum(f.stat().st_blocks * 512 for f in self.raw.glob("lackey.*")))

@@ -26,6 +26,7 @@ npz
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 import zipfile
@@ -257,18 +258,26 @@ _FOLLOW_SECONDS = 0.2
 _HOLE_ALIGN = 1 << 20
 
 
+@functools.cache
+def _fallocate():
+    """libc's ``fallocate``, or None where the system has none."""
+    import ctypes
+
+    try:
+        fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return None
+    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    return fallocate
+
+
 def _punch_hole(path: Path, offset: int, length: int) -> bool:
     """Free ``length`` bytes of the file ``path`` from ``offset`` (Linux
     ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)``: the file keeps its size and
     reads zeros there); False where the system or file system cannot."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fallocate = libc.fallocate
-    except (OSError, AttributeError):
+    fallocate = _fallocate()
+    if fallocate is None:
         return False
-    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
     try:
         fd = os.open(path, os.O_WRONLY)        # punching needs a descriptor open for writing
     except OSError:

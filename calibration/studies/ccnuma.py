@@ -67,21 +67,26 @@ def marked(program: str, workload) -> str | None:
     sizes = {}
     for structure in workload.structures:
         sizes[structure.name] = sizes.get(structure.name, 0) + structure.end - structure.start
-    chosen, held = [], 0
+    chosen, held, enough = [], 0, MARK_SHARE * sum(sizes.values())
     for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
-        if held >= MARK_SHARE * sum(sizes.values()):
+        if held >= enough:
             break
         chosen.append(name)
         held += size
     return ",".join(chosen) or None
 
 
+def _manifests(traces=None) -> dict:
+    """{program: manifest path} of the recordings in ``traces`` (default the stored
+    excerpts): ``NAME.toml``, else ``NAME/NAME.toml``."""
+    root = Path(traces or STORED)
+    nested = {p.parent.name: p for p in root.glob("*/*.toml") if p.stem == p.parent.name}
+    return {**nested, **{p.stem: p for p in root.glob("*.toml")}}
+
+
 def recorded(traces=None) -> tuple:
     """The programs whose manifests ``traces`` holds (``NAME.toml`` or ``NAME/NAME.toml``)."""
-    root = Path(traces or STORED)
-    names = [p.stem for p in root.glob("*.toml")] + [p.parent.name for p in root.glob("*/*.toml")
-                                                      if p.stem == p.parent.name]
-    return tuple(sorted(set(names)))
+    return tuple(sorted(_manifests(traces)))
 #: GE's matrix order in a small run (the stored excerpts' scale); the full run uses the paper's 512.
 SMALL_GE = 64
 #: The paper's Table 1.4: mean input buffer queueing cycles, in the order of CASES.
@@ -101,12 +106,10 @@ def workload_of(program: str, traces=None, nodes: int | None = None, small: bool
     ``traces/NAME.toml`` or ``traces/NAME/NAME.toml`` (default: the stored excerpts)."""
     if program == "ge":
         return parallel_kernel("ge", processes=nodes, size=SMALL_GE if small else None)
-    root = Path(traces or STORED)
-    path = next((p for p in (root / f"{program}.toml", root / program / f"{program}.toml") if p.is_file()),
-                root / f"{program}.toml")
-    if not path.is_file():
-        raise ModelError("--traces", f"no {path.name} in {path.parent} (data/traces/record-splash.sh SPLASH3 DIR "
-                                     "records the programs)")
+    path = _manifests(traces).get(program)
+    if path is None:
+        raise ModelError("--traces", f"no {program}.toml in {Path(traces or STORED)} (data/traces/record-splash.sh "
+                                     "SPLASH3 DIR records the programs)")
     return read_manifest(path)
 
 

@@ -200,6 +200,8 @@ def conclusions(frame: pd.DataFrame) -> list[str]:
 
 
 PAPER = "Bilas, Jiang, Zhou & Singh, software shared memory by layers, HPCA 1999"
+#: The title of the study's results page (``--results``).
+PAGE_TITLE = "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings measured on the SVM machine"
 
 #: The paper's findings (§4, Figure 3, 16 nodes, its nine applications) and the bands that
 #: count as the same magnitude, written before any run.  Gains are relative speedup
@@ -681,8 +683,7 @@ def _report_rows(args) -> None:
     print(f"{sections[-1][0]}\n{sections[-1][1]}\n")
     report_findings(findings(machine, sweeps, granularity, threshold), args,
                     f"Findings against the paper (the SVM machine, rows of {Path(args.rows).name})",
-                    "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings measured on "
-                    "the SVM machine", appendix=sections)
+                    PAGE_TITLE, appendix=sections)
 
 
 def _report(args, kernels):
@@ -729,8 +730,7 @@ def _report(args, kernels):
     rows = findings(machine, sweeps, granularity, threshold)
     sections.insert(0, ("Variants", f"{on}: " + ", ".join(f"{n} (SC at {g} B)" for n, g in granularity.items())))
     report_findings(rows, args, f"Findings against the paper (the SVM machine on {on})",
-                    "Software shared memory by layers (Bilas, Jiang, Zhou & Singh, HPCA 1999): findings measured on "
-                    "the SVM machine", appendix=sections)
+                    PAGE_TITLE, appendix=sections)
     print(f"\nstudy time {time.perf_counter() - t0:.0f} s")
     if args.csv:
         rows = pd.concat([both.assign(table="grid"), sweeps.assign(table="figure5")], ignore_index=True)
