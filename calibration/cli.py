@@ -331,7 +331,10 @@ def register_trace(sub):
                                      "as named [[structure]] tables. Needs gcc, make, m4 and valgrind.")
     sp.add_argument("program", metavar="PROGRAM", help="fft, lu, lu-noncontig, radix, ocean-contig, "
                                                        "ocean-noncontig, barnes, fmm, water-nsq, water-spatial, "
-                                                       "raytrace, raytrace-teapot, volrend, cholesky, radiosity")
+                                                       "raytrace, raytrace-teapot, volrend, cholesky, radiosity; "
+                                                       "radix-local and ocean-rowwise: Radix and Ocean-Contig "
+                                                       "restructured for shared virtual memory as Jiang, Shan & "
+                                                       "Singh describe (PPoPP 1997)")
     sp.add_argument("--source", required=True, metavar="DIR", help="a Splash-3 tree (its codes/ directory)")
     sp.add_argument("-o", "--output", required=True, metavar="DIR", help="where the traces and PROGRAM.toml go")
     sp.add_argument("--processes", type=int, default=4, metavar="N", help="processes (default 4)")

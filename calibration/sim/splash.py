@@ -81,7 +81,8 @@ class Program:
     # input files the program reads, relative to its directory (copied to the same
     # relative path in the working directory); a tuple or (size) -> tuple
     files: tuple | Callable = ()
-    # (file, pattern, replacement with {size}) applied to the build's copy of the sources
+    # (file, pattern, replacement with {size}[, how many times]) applied to the build's
+    # copy of the sources (once unless said)
     edits: tuple = ()
     # (name, variable, C type, header, member): a structure that is a member of another,
     # e.g. FMM's f_array inside G_Memory; its offset and size come from a probe compiled
@@ -180,6 +181,62 @@ def _radiosity(size, P):
     return ["-p", str(P), "-batch", *RADIOSITY_SCENES[size]], ""
 
 
+# Restructured versions of our own, after the descriptions of Jiang, Shan & Singh
+# ("Application restructuring and performance portability across shared virtual memory
+# and hardware-coherent multiprocessors", PPoPP 1997), which Bilas, Jiang, Zhou & Singh
+# (HPCA 1999, §4.2) run beside the originals.  Each is an edit of the build's copy.
+#
+# Radix-Local: each process permutes its keys by the digit into a private buffer, then
+# copies each digit's run to its place in the shared destination in one contiguous
+# write (the original writes every key to its remote slot one by one).  The buffer is
+# the process's own heap: the fork runtime shares the program's static data.
+RADIX_LOCAL_PERMUTATION = """/* Radix-Local: by digit into a private buffer, then one contiguous copy per digit */
+     {{
+       long *local_keys = (long *) malloc((key_stop - key_start + 1) * sizeof(long));
+       long *local_fill = (long *) malloc(radix * sizeof(long));
+       long d, run, k;
+       for (d = 0; d < radix; d++) {{
+         local_fill[d] = key_density[d] - rank_me_mynum[d];
+       }}
+       for (i = key_start; i < key_stop; i++) {{
+         this_key = (key_from[i] & bb) >> shiftnum;
+         local_keys[local_fill[this_key]++] = key_from[i];
+       }}
+       for (d = 0; d < radix; d++) {{
+         run = rank_me_mynum[d];
+         for (k = 0; k < run; k++) {{
+           key_to[rank_ff_mynum[d] + k] = local_keys[key_density[d] - run + k];
+         }}
+         rank_ff_mynum[d] += run;
+       }}
+       free(local_fill);
+       free(local_keys);
+     }}"""
+RADIX_LOCAL_EDITS = (
+    ("radix.c.in", r"#include <stdio.h>", "#include <stdio.h>\n#include <stdlib.h>"),
+    ("radix.c.in", r"(?s)/\* put it in order according to this digit \*/.*?\}\s*/\*  i \*/",
+     RADIX_LOCAL_PERMUTATION),
+)
+# Ocean-rowwise: the grid cut into strips of whole rows, one per process, instead of
+# square subgrids, so that a partition's boundaries with its neighbours are rows (whole
+# pages) rather than columns (a word per row).  Splash-3's Ocean handles a partition's
+# corner points in else-if chains that assume no partition touches both the left and
+# the right edge; with one column of partitions the right corners of the middle strips
+# were then never copied and the multigrid stalled (from 4 processes on), so the right
+# edge's branch is made its own test, which changes nothing for square subgrids.  Fewer
+# multigrid levels fit (each process keeps two rows of the coarsest grid).
+OCEAN_RIGHT_EDGE = (r"\} else if \(gp\[pid\]\.neighbors\[RIGHT\] == -1\) \{",
+                    "}}\n   if (gp[pid].neighbors[RIGHT] == -1 && gp[pid].neighbors[UP] != -1 "
+                    "&& gp[pid].neighbors[DOWN] != -1) {{")
+OCEAN_ROWWISE_EDITS = (
+    ("main.c.in", r"(?s)(if \(xprocs == 0\) \{\s*printerr\(\"Could not find factors for subblocking.*?\}\n)",
+     "\\1   xprocs = 1;   /* Ocean-rowwise: one strip of whole rows per process */\n   yprocs = nprocs;\n"),
+    ("jacobcalc.c.in", *OCEAN_RIGHT_EDGE, 2),
+    ("jacobcalc2.c.in", *OCEAN_RIGHT_EDGE, 2),
+    ("multi.c.in", *OCEAN_RIGHT_EDGE),
+)
+
+
 PROGRAMS = {p.name: p for p in (
     Program("fft", "kernels/fft", "FFT", "points", 65536, _fft),
     Program("lu", "kernels/lu/contiguous_blocks", "LU", "matrix order", 512, _lu, "not in Talbot & Kelly"),
@@ -187,7 +244,14 @@ PROGRAMS = {p.name: p for p in (
             "not in Talbot & Kelly"),
     Program("radix", "kernels/radix", "RADIX", "keys", 262144,
             lambda size, P: ([f"-p{P}", f"-n{size}", "-r1024", "-m524288"], ""), "not in Talbot & Kelly"),
+    Program("radix-local", "kernels/radix", "RADIX", "keys", 262144,
+            lambda size, P: ([f"-p{P}", f"-n{size}", "-r1024", "-m524288"], ""),
+            "Radix restructured for shared virtual memory (Radix-Local), not in Talbot & Kelly",
+            edits=RADIX_LOCAL_EDITS),
     Program("ocean-contig", "apps/ocean/contiguous_partitions", "OCEAN", "grid side", 258, _ocean),
+    Program("ocean-rowwise", "apps/ocean/contiguous_partitions", "OCEAN", "grid side", 258, _ocean,
+            "Ocean-Contig restructured into strips of rows (Ocean-rowwise), not in Talbot & Kelly",
+            edits=OCEAN_ROWWISE_EDITS),
     # its 2-D arrays are declared at a static maximum of 8194 x 8194 (29 GB at 64
     # processes); the build sizes them to the grid instead
     Program("ocean-noncontig", "apps/ocean/non_contiguous_partitions", "OCEAN", "grid side", 258, _ocean,
@@ -298,10 +362,10 @@ def build(name, source, workdir, size: int | None = None) -> Path:
     check_inputs(program, source, size)
     shutil.copy(codes / "Makefile.config", build_codes / "Makefile.config")
     shutil.copytree(codes / program.directory, build_codes / program.directory, ignore=_built_files(program))
-    for file, pattern, replacement in program.edits:
+    for file, pattern, replacement, *times in program.edits:
         path = build_codes / program.directory / file
         text, count = re.subn(pattern, replacement.format(size=size or program.paper_size), path.read_text())
-        if count != 1:
+        if count != (times[0] if times else 1):
             raise ModelError("--source", f"{path.name} of this Splash-3 tree lacks {pattern!r}: another version?")
         path.write_text(text)
     for directory in program.prebuild:

@@ -20,8 +20,10 @@ recording in ``DIR`` (``DIR/NAME/NAME.toml``, from ``mva trace splash``;
 processes; the study then takes about half an hour here with two processes).  As the
 paper does, SC runs each program at its best coherence unit: the one of 64, 256, 1024 and
 4096 bytes with the highest speedup on the SVM machine at AO.  Splash-3 has none of the
-restructured versions, so the findings about restructuring are left unjudged with that
-reason.
+restructured versions; the recorder writes two of its own, ``radix-local`` and
+``ocean-rowwise`` (:mod:`calibration.sim.splash`), each paired with its original when
+both are in ``DIR`` (:data:`RESTRUCTURED_RECORDINGS`); without a pair the findings about
+restructuring are not attempted, with that reason.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from ..profiles.svm_cluster import application_values, simulate_pair
 from .svm_machine import saved, table4
 
 __all__ = ["study", "grid", "conclusions", "findings", "CLAIMS", "validation", "machine_check", "plot_speedups", "main",
-           "GRANULARITY", "GRANULARITIES", "recorded_programs", "best_granularity", "variants", "load_variant",
+           "GRANULARITY", "GRANULARITIES", "recorded_programs", "RESTRUCTURED_RECORDINGS", "restructured_pairs", "best_granularity", "variants", "load_variant",
            "model_against_machine", "paper_name", "PAPER_TABLE4", "PAPER_TABLE5"]
 
 COMMUNICATION = ("A", "H", "B", "W", "B+")
@@ -55,8 +57,25 @@ SMALL = {"fft": 64, "barnes": 512, "water": 128}
 #: the coherence units SC may use on a recorded program (bytes); the best at AO is taken
 GRANULARITIES = (64, 256, 1024, 4096)
 #: the paper's Table 1 order, for recorded programs
-PAPER_ORDER = ("barnes", "fft", "lu", "ocean-contig", "radix", "raytrace", "raytrace-teapot", "volrend", "water-nsq",
-               "water-spatial")
+PAPER_ORDER = ("barnes", "fft", "lu", "ocean-contig", "ocean-rowwise", "radix", "radix-local", "raytrace",
+               "raytrace-teapot", "volrend", "water-nsq", "water-spatial")
+
+
+#: The recorder's restructured versions (``mva trace splash radix-local``), by the
+#: recording of the original each is paired with
+RESTRUCTURED_RECORDINGS = {"radix-local": "radix", "ocean-rowwise": "ocean-contig"}
+
+
+def restructured_pairs(variants) -> dict:
+    """{base: (original, restructured)} of the variants that have both versions: a
+    generated kernel's ``NAME-original`` and ``NAME-restructured``, or a recording and its
+    restructured recording (:data:`RESTRUCTURED_RECORDINGS`)."""
+    variants = list(variants)
+    pairs = {b: (f"{b}-original", f"{b}-restructured") for b in dict.fromkeys(k.partition("-")[0] for k in variants)
+             if f"{b}-original" in variants and f"{b}-restructured" in variants}
+    pairs.update({original: (original, restructured) for restructured, original in RESTRUCTURED_RECORDINGS.items()
+                  if original in variants and restructured in variants})
+    return pairs
 
 
 def recorded_programs(directory) -> dict:
@@ -190,12 +209,10 @@ def conclusions(frame: pd.DataFrame) -> list[str]:
                              else f"{c} {mid}   -  ")
         lines.append(f"   {k:<22} " + "  ".join(parts))
     lines.append("4. Restructuring helps HLRC more than SC (restructured / original speedup at AO and BB)")
-    for base in dict.fromkeys(k.partition("-")[0] for k in kernels):
-        o, r = f"{base}-original", f"{base}-restructured"
-        if o in kernels and r in kernels:
-            ratios = {(c, case): s(r, c, case) / s(o, c, case) for c in ("hlrc", "sc") for case in ("AO", "BB")}
-            lines.append(f"   {base:<22} HLRC AO x{ratios['hlrc', 'AO']:.2f} BB x{ratios['hlrc', 'BB']:.2f}   "
-                         f"SC AO x{ratios['sc', 'AO']:.2f} BB x{ratios['sc', 'BB']:.2f}")
+    for base, (o, r) in restructured_pairs(kernels).items():
+        ratios = {(c, case): s(r, c, case) / s(o, c, case) for c in ("hlrc", "sc") for case in ("AO", "BB")}
+        lines.append(f"   {base:<22} HLRC AO x{ratios['hlrc', 'AO']:.2f} BB x{ratios['hlrc', 'BB']:.2f}   "
+                     f"SC AO x{ratios['sc', 'AO']:.2f} BB x{ratios['sc', 'BB']:.2f}")
     return lines
 
 
@@ -305,12 +322,13 @@ CLAIMS = (
 #: Barnes-Spatial is the restructured Barnes
 PAPER_TABLE4 = {"fft": "handler", "lu": "handler", "ocean-contig": "handler", "raytrace": "handler",
                 "barnes": "diff", "barnes-restructured": "diff", "radix": "diff", "volrend": "diff",
-                "water-nsq": "diff", "water-spatial": "diff"}
+                "water-nsq": "diff", "water-spatial": "diff", "radix-local": "diff"}
 #: The paper's Table 5: (i) BO > AB?, (ii) BH > HB?, (iii) the least combinations
 PAPER_TABLE5 = {"fft": ("yes", "yes", "HO"), "lu": ("yes", "yes", "AO"), "ocean-contig": ("yes", "no", "BH/HB"),
                 "barnes": ("yes", "yes", "BB+"), "barnes-restructured": ("yes", "yes", "AO"),
                 "radix": ("yes", "yes", "BB+"), "volrend": ("yes", "tied", "BH/HB"), "raytrace": ("no", "no", "AB"),
-                "water-nsq": ("no", "no", "AB/BH"), "water-spatial": ("yes", "yes", "BO/HB")}
+                "water-nsq": ("no", "no", "AB/BH"), "water-spatial": ("yes", "yes", "BO/HB"),
+                "radix-local": ("yes", "yes", "BB+"), "ocean-rowwise": ("yes", "yes", "HB/BH")}
 
 
 def paper_name(variant: str) -> str:
@@ -338,17 +356,21 @@ def findings(frame: pd.DataFrame, sweeps: pd.DataFrame | None = None, granularit
                for k in variants if abs(s(k, "hlrc", "AB") - s(k, "hlrc", "AO")) > 1e-9]
     comm_halfway = [(s(k, c, "HO") - s(k, c, "AO")) / (s(k, c, "BO") - s(k, c, "AO"))
                     for k in variants for c in ("hlrc", "sc") if abs(s(k, c, "BO") - s(k, c, "AO")) > 1e-9]
-    bases = [b for b in dict.fromkeys(k.partition("-")[0] for k in variants)
-             if f"{b}-original" in variants and f"{b}-restructured" in variants]
-    ratio = lambda b, c: s(f"{b}-restructured", c, "AO") / s(f"{b}-original", c, "AO")  # noqa: E731
+    pairs = restructured_pairs(variants)
+    bases = list(pairs)
+    ratio = lambda b, c: s(pairs[b][1], c, "AO") / s(pairs[b][0], c, "AO")  # noqa: E731
     recorded = not any(k.endswith(("-original", "-restructured")) for k in variants)
     note = (f"the paper's programs recorded from Splash-3 ({', '.join(variants)}), at our problem sizes" if recorded
             else f"our variants: {', '.join(variants)}, not the paper's nine applications")
-    originals = variants if recorded else [k for k in variants if k.endswith("-original")]
-    no_pairs = "Splash-3 has no restructured versions" if recorded else "no kernel has both versions in this run"
-    # the recordings have no restructured versions to try: not attempted, not a "no"
-    unpaired = (NotAttempted(f"{no_pairs}: the paper's restructured versions (its ref. [16]) are not written for "
-                             "this recorder") if recorded else (None, no_pairs))
+    originals = ([k for k in variants if k not in RESTRUCTURED_RECORDINGS] if recorded
+                 else [k for k in variants if k.endswith("-original")])
+    no_pairs = ("no recording here has its restructured version (the recorder writes radix-local and "
+                "ocean-rowwise)" if recorded
+                else "no kernel has both versions in this run")
+    # a recording without its restructured version is not attempted, not a "no"
+    unpaired = NotAttempted(no_pairs) if recorded else (None, no_pairs)
+    if bases:
+        note = f"{note}; restructured pairs: " + ", ".join(f"{o} / {r}" for o, r in pairs.values())
     protocol_share = [gain(s(k, "sc", "AO"), s(k, "sc", "AB")) / gain(s(k, "sc", "AO"), s(k, "sc", "BO"))
                       for k in variants if gain(s(k, "sc", "AO"), s(k, "sc", "BO")) > 1e-9]
     regular = [k for k in variants if paper_name(k) in ("fft", "lu")]
@@ -378,8 +400,8 @@ def findings(frame: pd.DataFrame, sweeps: pd.DataFrame | None = None, granularit
                             else (None, "the communication layer gains nothing for SC on any variant"),
         "restructuring-hlrc-more": ((sum(ratio(b, "hlrc") > ratio(b, "sc") for b in bases) / len(bases), note)
                                     if bases else unpaired),
-        "restructuring-beats-one-layer": ((sum(ratio(b, "hlrc") > max(s(f"{b}-original", "hlrc", c)
-                                                                      / s(f"{b}-original", "hlrc", "AO")
+        "restructuring-beats-one-layer": ((sum(ratio(b, "hlrc") > max(s(pairs[b][0], "hlrc", c)
+                                                                      / s(pairs[b][0], "hlrc", "AO")
                                                                       for c in ("AB", "BO")) for b in bases)
                                            / len(bases), note) if bases else unpaired),
         "pram-near-16": (min(_speedup(frame, k, "sc", "AO", "pram_speedup") for k in variants) / 16,

@@ -498,7 +498,7 @@ def test_study_on_recorded_programs(tmp_path, capsys):
     out = capsys.readouterr().out
     # SC's unit is chosen on the machine at AO, as the paper picks the best one
     assert "SC's coherence unit, the best at AO on the machine: fft " in out
-    assert "Splash-3 has no restructured versions" in out and " of 4\n" in out
+    assert "no recording here has its restructured version" in out and " of 4\n" in out
     # the recording fixes the nodes; bad directories are named
     assert svm_study.main(["--programs", str(tmp_path / "progs"), "--nodes", "8"]) == 2
     assert "--nodes" in capsys.readouterr().err
@@ -1900,3 +1900,13 @@ def test_stored_rows_give_the_findings_of_the_run_that_wrote_them(tmp_path, caps
     assert json.loads(again.read_text()) == json.loads(first.read_text())
     assert svm_study.main(["--rows", str(tmp_path / "none.csv")]) == 2
     assert "--rows" in capsys.readouterr().err
+
+
+def test_a_recording_pairs_with_its_restructured_version():
+    from calibration.studies.svm import restructured_pairs
+
+    assert restructured_pairs(["radix", "radix-local", "ocean-contig", "ocean-rowwise", "lu"]) == {
+        "radix": ("radix", "radix-local"), "ocean-contig": ("ocean-contig", "ocean-rowwise")}
+    assert restructured_pairs(["radix-local", "fft"]) == {}         # no original: no pair
+    assert restructured_pairs(["fft-original", "fft-restructured", "barnes-original"]) == {
+        "fft": ("fft-original", "fft-restructured")}
