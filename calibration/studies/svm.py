@@ -411,7 +411,9 @@ def findings(frame: pd.DataFrame, sweeps: pd.DataFrame | None = None, granularit
                                               for k in originals])) if originals
                              else (None, "no original variant in this run")),
         "barnes-restructuring-hurts-sc": (ratio("barnes", "sc") if "barnes" in bases
-                                          else unpaired if recorded else (None, "barnes not in this run")),
+                                          else NotAttempted("Barnes-Spatial, the restructured Barnes (a new tree "
+                                                            "build), is not written for the recorder") if recorded
+                                          else (None, "barnes not in this run")),
         "hlrc-synergy-volrend": one("volrend", lambda k: gain(s(k, "hlrc", "BO"), s(k, "hlrc", "BB"))
                                     - gain(s(k, "hlrc", "AO"), s(k, "hlrc", "AB"))),
         "hlrc-synergy-barnes": one("barnes", lambda k: gain(s(k, "hlrc", "BO"), s(k, "hlrc", "BH"))
